@@ -1,0 +1,148 @@
+"""Run configuration: one dataclass, loaded from an experiment YAML and overridden by flags."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any
+
+
+@dataclasses.dataclass
+class Config:
+    # What to run.
+    env: str = "toy:catch"
+    env_kwargs: dict = dataclasses.field(default_factory=dict)
+    arch: str = "seed"  # seed | impala
+    agent: str = "vtrace"  # vtrace | r2d2
+    network: str = "mlp"  # mlp | nature_cnn | impala_resnet | football | ...
+    network_kwargs: dict = dataclasses.field(default_factory=dict)
+    benchmark: str = ""  # name of the experiments/ config, if any
+
+    # Scale and budget.
+    actors: int = 2
+    envs_per_actor: int = 4
+    frames: int = 100_000  # env frames (steps x frame skip)
+    seconds: float = 0.0  # wall-clock budget; 0 = none
+    seed: int = 0
+
+    # Data path.
+    unroll_length: int = 20  # T
+    batch_size: int = 8  # unrolls per train step
+    inference_batch_size: int = 0  # envs per inference batch; 0 = all envs
+    inference_timeout_ms: float = 2.0
+    queue_capacity: int = 0  # unrolls; 0 = 2 x batch_size
+    train: bool = True  # False: serve mode, inference only (throughput of the data path)
+
+    # Optimizer.
+    optimizer: str = "adam"  # adam | rmsprop
+    learning_rate: float = 1e-3
+    lr_decay_to_zero: bool = False  # linear decay over the frame budget
+    adam_epsilon: float = 1e-8
+    rms_epsilon: float = 1e-7
+    rms_decay: float = 0.99
+    rms_momentum: float = 0.0
+    grad_clip_norm: float = 40.0
+
+    # V-trace / actor-critic.
+    discounting: float = 0.99
+    baseline_cost: float = 0.5
+    entropy_cost: float = 0.01
+    lambda_: float = 1.0
+    max_abs_reward: float = 0.0  # 0 = no clipping
+
+    # R2D2.
+    replay_capacity: int = 10_000  # unrolls (sequences)
+    replay_min_size: int = 100  # sequences before training starts
+    burn_in: int = 0
+    n_steps: int = 5
+    target_update_period: int = 100  # learner steps
+    priority_exponent: float = 0.9
+    importance_sampling_exponent: float = 0.6
+    priority_eta: float = 0.9  # priority = eta * max|td| + (1 - eta) * mean|td|
+    epsilon_base: float = 0.4  # Ape-X per-env epsilon: base ** (1 + alpha * i / (N - 1))
+    epsilon_alpha: float = 7.0
+    eval_epsilon: float = 0.01
+    eval_envs: int = 0  # envs (taken from the last ones) that only evaluate
+    value_rescale_eps: float = 1e-3
+
+    # Logging and checkpoints.
+    logdir: str = ""
+    log_interval_s: float = 5.0
+    checkpoint_interval_s: float = 600.0
+    progress: bool = True
+
+    # Transport.
+    server: str = ""  # address; "" = a fresh unix socket in logdir (local) / 127.0.0.1:0
+    launcher: str = "local"  # local | ray
+    ray_address: str = ""
+
+    @property
+    def num_envs(self) -> int:
+        return self.actors * self.envs_per_actor
+
+    def effective_inference_batch_size(self) -> int:
+        return self.inference_batch_size or self.num_envs
+
+    def effective_queue_capacity(self) -> int:
+        return self.queue_capacity or 2 * self.batch_size
+
+    def validate(self) -> None:
+        """Fail early, with one clear line, on a config that cannot work."""
+        if self.arch not in ("seed", "impala"):
+            raise ConfigError(f"--arch must be seed or impala, not {self.arch!r}")
+        if self.agent not in ("vtrace", "r2d2"):
+            raise ConfigError(f"--agent must be vtrace or r2d2, not {self.agent!r}")
+        if self.agent == "r2d2" and self.arch != "seed":
+            raise ConfigError("the r2d2 agent runs under --arch seed only")
+        for name in ("actors", "envs_per_actor", "unroll_length", "batch_size"):
+            if getattr(self, name) < 1:
+                raise ConfigError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if self.inference_batch_size > self.num_envs:
+            raise ConfigError(
+                f"inference batch size {self.inference_batch_size} is larger than the "
+                f"{self.num_envs} envs ({self.actors} actors x {self.envs_per_actor}): "
+                "a batch could never fill")
+        if self.inference_batch_size < 0:
+            raise ConfigError("inference_batch_size must be >= 0")
+        if self.eval_envs >= self.num_envs:
+            raise ConfigError(f"eval_envs {self.eval_envs} leaves no env to train on")
+        if self.frames <= 0 and self.seconds <= 0:
+            raise ConfigError("give a budget: --frames or --seconds must be positive")
+
+    def to_json(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+class ConfigError(ValueError):
+    """A configuration that cannot work."""
+
+
+FIELDS = {f.name: f for f in dataclasses.fields(Config)}
+
+
+def load(path: str | None = None, overrides: dict[str, Any] | None = None) -> Config:
+    """Config from defaults, then a YAML/JSON file, then overrides (None values skipped)."""
+    values: dict[str, Any] = {}
+    if path:
+        p = Path(path)
+        if not p.exists():
+            raise ConfigError(f"config file {path} does not exist")
+        text = p.read_text()
+        if p.suffix == ".json":
+            values.update(json.loads(text))
+        else:
+            import yaml
+            loaded = yaml.safe_load(text) or {}
+            if not isinstance(loaded, dict):
+                raise ConfigError(f"{path}: expected a mapping of config fields")
+            values.update(loaded)
+        values.setdefault("benchmark", p.stem)
+    for k, v in (overrides or {}).items():
+        if v is not None:
+            values[k] = v
+    unknown = sorted(set(values) - set(FIELDS))
+    if unknown:
+        raise ConfigError(f"unknown config field(s): {', '.join(unknown)}")
+    config = Config(**values)
+    return config

@@ -1,0 +1,75 @@
+"""A bounded FIFO of complete unrolls between inference (producer) and training (consumer).
+
+Bounded on purpose: when the learner is slower than the actors, ``put`` blocks,
+which stalls the inference thread that assembled the unroll, which stalls the
+actors. Memory stays flat and the data path slows to the learner's pace, as in
+upstream SEED.
+"""
+
+from __future__ import annotations
+
+import collections
+import threading
+import time
+
+
+class QueueClosed(Exception):
+    """The queue was closed while a caller waited on it."""
+
+
+class UnrollQueue:
+    def __init__(self, capacity: int):
+        if capacity < 1:
+            raise ValueError(f"UnrollQueue capacity must be >= 1, got {capacity}")
+        self.capacity = capacity
+        self._items: collections.deque = collections.deque()
+        self._cond = threading.Condition()
+        self._closed = False
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def put(self, item, timeout: float | None = None) -> bool:
+        """Append ``item``, waiting while full. False on timeout; QueueClosed if closed."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._cond:
+            while len(self._items) >= self.capacity and not self._closed:
+                remaining = None if deadline is None else deadline - time.monotonic()
+                if remaining is not None and remaining <= 0:
+                    return False
+                self._cond.wait(remaining)
+            if self._closed:
+                raise QueueClosed()
+            self._items.append(item)
+            self._cond.notify_all()
+            return True
+
+    def get_many(self, n: int, timeout: float | None = None) -> list | None:
+        """Take exactly ``n`` items in FIFO order, waiting for them.
+
+        Returns None on timeout (nothing taken) or when the queue is closed.
+        """
+        if n > self.capacity:
+            raise ValueError(f"cannot take {n} items from a queue of capacity {self.capacity}")
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._cond:
+            while len(self._items) < n and not self._closed:
+                remaining = None if deadline is None else deadline - time.monotonic()
+                if remaining is not None and remaining <= 0:
+                    return None
+                self._cond.wait(remaining)
+            if self._closed:
+                return None
+            out = [self._items.popleft() for _ in range(n)]
+            self._cond.notify_all()
+            return out
+
+    def close(self) -> None:
+        """Wake every waiter; later puts raise QueueClosed, gets return None."""
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
