@@ -7,8 +7,13 @@ Time step convention (the one upstream SEED RL uses):
   ``observation[t]`` is the first observation of a new episode (the env was
   just reset, also at the very start of an actor's run), in which case
   ``reward[t]`` is the last reward of the finished episode (0 at a run start).
-* ``prev_action[t]`` is the action taken at ``t - 1`` (0 when ``done[t]``).
-* ``AgentOutput`` at ``t`` is what the policy produced from ``EnvOutput[t]``.
+* ``prev_action[t]`` is the action taken at ``t - 1``, also across an episode
+  boundary (as upstream SEED: networks reset their state on ``done``, the
+  previous action is only zeroed when an env starts a fresh run). So
+  ``prev_action[t + 1]`` is always the action taken at ``t``.
+* ``agent_output`` at ``t`` is what the policy produced from ``EnvOutput[t]``;
+  it always holds ``'action'`` (int32, the action taken at ``t``) next to the
+  agent's own outputs (``policy_logits``/``baseline``, or ``q_values``).
 
 An unroll holds ``T + 1`` consecutive steps; consecutive unrolls of one env
 overlap by one step (the last step of one is the first of the next), so the
