@@ -1,0 +1,197 @@
+"""Atari networks: the Nature DQN CNN and the IMPALA deep ResNet, with frame stacking.
+
+Observations arrive one frame at a time (``[.., 84, 84, 1]`` uint8, the wire
+form of :mod:`envs.atari`). The network keeps the last ``stack_size`` frames per
+env in its core state (:mod:`seed.networks.frame_stack`) and rebuilds that
+stack from zeros where ``done`` starts a new episode. Frames are scaled by
+1/255 and run through a torso; an optional LSTM core (``lstm_size > 0``) takes
+the torso output, the clipped reward and the one-hot previous action, as
+upstream SEED does; then a head:
+
+* ``head="actor_critic"``: ``{'policy_logits': [.., A], 'baseline': [..]}``;
+* ``head="q"``: dueling ``{'q_values': [.., A]}`` = value + advantage - mean
+  advantage (Wang et al. 2016), as R2D2 uses.
+
+Core state: ``(frame_stack,)`` or ``(frame_stack, h, c)``, batch axis first.
+Where ``done``, the LSTM state is reset and the reward and previous action fed
+to it are zeroed (they belong to the episode that ended), so nothing of the
+previous episode reaches the new one.
+"""
+
+from __future__ import annotations
+
+import tensorflow as tf
+
+from seed.networks import frame_stack
+from seed.networks.base import unroll_core
+from seed.networks.layers import Conv2D, Dense, LSTMCell
+from seed.types import EnvOutput
+
+HEADS = ("actor_critic", "q")
+
+
+class NatureCNNTorso(tf.Module):
+    """Mnih et al. (2015): conv 32x8x8/4, 64x4x4/2, 64x3x3/1, FC 512, all ReLU."""
+
+    def __init__(self, fc_size: int = 512, name: str | None = None):
+        super().__init__(name=name)
+        with self.name_scope:
+            self._convs = [Conv2D(32, 8, 4, "VALID", tf.nn.relu),
+                           Conv2D(64, 4, 2, "VALID", tf.nn.relu),
+                           Conv2D(64, 3, 1, "VALID", tf.nn.relu)]
+            self._fc = Dense(fc_size, tf.nn.relu)
+        self.fc_size = fc_size
+
+    def __call__(self, x):
+        for conv in self._convs:
+            x = conv(x)
+        return self._fc(tf.reshape(x, [tf.shape(x)[0], -1]))
+
+
+class ResidualStack(tf.Module):
+    """IMPALA stack: conv 3x3, max pool 3x3/2, two blocks of (ReLU, conv, ReLU, conv) + skip."""
+
+    def __init__(self, channels: int, num_blocks: int = 2, name: str | None = None):
+        super().__init__(name=name)
+        with self.name_scope:
+            self._conv = Conv2D(channels, 3)
+            self._blocks = [(Conv2D(channels, 3), Conv2D(channels, 3))
+                            for _ in range(num_blocks)]
+
+    def __call__(self, x):
+        x = tf.nn.max_pool2d(self._conv(x), 3, 2, "SAME")
+        for conv0, conv1 in self._blocks:
+            x = x + conv1(tf.nn.relu(conv0(tf.nn.relu(x))))
+        return x
+
+
+class ImpalaResNetTorso(tf.Module):
+    """The IMPALA deep torso (Espeholt et al. 2018): residual stacks, ReLU, FC + ReLU.
+
+    Call it on float images ``[N, H, W, C]`` (already scaled); returns ``[N, fc_size]``.
+    Weights are created on the first call: call it once eagerly before tracing.
+    """
+
+    def __init__(self, channels=(16, 32, 32), fc_size: int = 256, name: str | None = None):
+        super().__init__(name=name)
+        with self.name_scope:
+            self._stacks = [ResidualStack(c) for c in channels]
+            self._fc = Dense(fc_size, tf.nn.relu)
+        self.fc_size = fc_size
+
+    def __call__(self, x):
+        for stack in self._stacks:
+            x = stack(x)
+        x = tf.nn.relu(x)
+        return self._fc(tf.reshape(x, [tf.shape(x)[0], -1]))
+
+
+class _AtariNetwork(tf.Module):
+    """Frame stack -> torso -> optional LSTM -> actor-critic or dueling Q head."""
+
+    def __init__(self, num_actions: int, observation_space, torso, head: str, stack_size: int,
+                 lstm_size: int, head_hidden: int, name: str):
+        super().__init__(name=name)
+        if head not in HEADS:
+            raise ValueError(f"unknown head {head!r}; known: {', '.join(HEADS)}")
+        shape = tuple(int(d) for d in observation_space.shape)
+        if len(shape) != 3:
+            raise ValueError(f"expected [H, W, C] frames, got observation shape {shape}")
+        if stack_size < 1:
+            raise ValueError(f"stack_size must be at least 1, got {stack_size}")
+        self.num_actions = int(num_actions)
+        self.head = head
+        self.stack_size = int(stack_size)
+        self.lstm_size = int(lstm_size)
+        self._frame_shape = shape
+        self._frame_dtype = tf.as_dtype(observation_space.dtype)
+        self._scale = 1.0 / 255.0 if self._frame_dtype == tf.uint8 else 1.0
+        with self.name_scope:
+            self._torso = torso
+            self._lstm = LSTMCell(self.lstm_size) if self.lstm_size > 0 else None
+            if head == "actor_critic":
+                self._policy = Dense(self.num_actions)
+                self._baseline = Dense(1)
+            else:
+                hidden = ([Dense(head_hidden, tf.nn.relu)] if head_hidden > 0 else [])
+                self._value = hidden + [Dense(1)]
+                hidden = ([Dense(head_hidden, tf.nn.relu)] if head_hidden > 0 else [])
+                self._advantage = hidden + [Dense(self.num_actions, use_bias=False)]
+        # Create every variable now, so trainable_variables is complete before the first step.
+        self(tf.zeros([1], tf.int32),
+             EnvOutput(tf.zeros([1]), tf.zeros([1], tf.bool),
+                       tf.zeros((1,) + shape, self._frame_dtype)),
+             self.initial_state(1))
+
+    def initial_state(self, batch_size):
+        stack = frame_stack.initial_frame_stack(batch_size, self._frame_shape, self.stack_size,
+                                                self._frame_dtype)
+        if self._lstm is None:
+            return (stack,)
+        return (stack,) + self._lstm.zero_state(batch_size)
+
+    def __call__(self, prev_action, env_output, core_state, unroll=False):
+        if not unroll:
+            prev_action, env_output = tf.nest.map_structure(
+                lambda x: tf.expand_dims(x, 0), (prev_action, env_output))
+            outputs, state = self._unroll(prev_action, env_output, core_state)
+            return tf.nest.map_structure(lambda x: tf.squeeze(x, 0), outputs), state
+        return self._unroll(prev_action, env_output, core_state)
+
+    def _unroll(self, prev_action, env_output, core_state):
+        env_output = EnvOutput(*env_output)
+        done = tf.cast(env_output.done, tf.bool)
+        frames = tf.convert_to_tensor(env_output.observation)
+        steps = frames.shape[0]
+        batch = tf.shape(frames)[1]
+        stacked, stack = frame_stack.stack_frames(frames, core_state[0], done)
+        x = tf.cast(stacked, tf.float32) * self._scale
+        x = tf.reshape(x, tf.concat([[-1], tf.shape(x)[2:]], 0))  # [T*B, H, W, S*C]
+        x = self._torso(x)
+        x = tf.reshape(x, [steps, batch, x.shape[-1]])
+        state = (stack,)
+        if self._lstm is not None:
+            keep = 1.0 - tf.cast(done, tf.float32)
+            reward = tf.clip_by_value(tf.cast(env_output.reward, tf.float32), -1.0, 1.0)
+            action = tf.one_hot(tf.cast(prev_action, tf.int32), self.num_actions)
+            x = tf.concat([x, (reward * keep)[..., None], action * keep[..., None]], -1)
+            x, lstm_state = unroll_core(self._lstm, x, done, tuple(core_state[1:]),
+                                        self._lstm.zero_state)
+            state += tuple(lstm_state)
+        x = tf.reshape(x, [-1, x.shape[-1]])
+        outputs = self._head(x)
+        outputs = {k: tf.reshape(v, tf.concat([[steps, batch], tf.shape(v)[1:]], 0))
+                   for k, v in outputs.items()}
+        return outputs, state
+
+    def _head(self, x):
+        if self.head == "actor_critic":
+            return {"policy_logits": self._policy(x),
+                    "baseline": tf.squeeze(self._baseline(x), -1)}
+        value, advantage = x, x
+        for layer in self._value:
+            value = layer(value)
+        for layer in self._advantage:
+            advantage = layer(advantage)
+        advantage -= tf.reduce_mean(advantage, -1, keepdims=True)
+        return {"q_values": value + advantage}
+
+
+class NatureCNN(_AtariNetwork):
+    """Nature DQN torso (FC 512) over a stack of ``stack_size`` frames."""
+
+    def __init__(self, num_actions: int, observation_space, head: str = "actor_critic",
+                 stack_size: int = 4, lstm_size: int = 0, head_hidden: int = 512):
+        super().__init__(num_actions, observation_space, NatureCNNTorso(512), head,
+                         stack_size, lstm_size, head_hidden, name="nature_cnn")
+
+
+class ImpalaResNet(_AtariNetwork):
+    """IMPALA deep ResNet torso over a stack of ``stack_size`` frames."""
+
+    def __init__(self, num_actions: int, observation_space, head: str = "actor_critic",
+                 stack_size: int = 4, lstm_size: int = 0, channels=(16, 32, 32),
+                 fc_size: int = 256, head_hidden: int = 512):
+        super().__init__(num_actions, observation_space,
+                         ImpalaResNetTorso(tuple(channels), fc_size), head, stack_size,
+                         lstm_size, head_hidden, name="impala_resnet")
