@@ -1,0 +1,38 @@
+"""The DMLab experiment configs load, validate and name a level, network and env options that exist."""
+
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+from envs import dmlab
+from seed import config as seed_config
+from seed.networks import make_network
+
+EXPERIMENTS = Path(__file__).resolve().parent.parent / "experiments"
+CONFIGS = ["dmlab_explore_goal_locations_small", "dmlab_rooms_watermaze"]
+
+
+@pytest.mark.parametrize("name", CONFIGS)
+def test_config_loads_and_fits(name):
+    config = seed_config.load(str(EXPERIMENTS / f"{name}.yaml"))
+    config.validate()
+    assert config.benchmark == name
+    kind, _, level = config.env.partition(":")
+    assert kind == "dmlab" and name == f"dmlab_{level}"
+    assert dmlab.level_path(level) == "contributed/dmlab30/" + level
+    assert (config.agent, config.network, config.optimizer) == ("vtrace", "dmlab", "rmsprop")
+    assert config.env_kwargs == {"width": 96, "height": 72, "action_repeat": 4}
+    assert config.unroll_length == 100 and config.max_abs_reward == 1.0
+    assert (config.rms_epsilon, config.rms_decay, config.rms_momentum) == (0.1, 0.99, 0.0)
+    assert config.num_envs <= 8  # sized for a 2-core machine
+
+
+@pytest.mark.parametrize("name", CONFIGS[:1])
+def test_network_kwargs_build_the_network(name):
+    config = seed_config.load(str(EXPERIMENTS / f"{name}.yaml"))
+    space = gym.spaces.Box(0, 255, (config.env_kwargs["height"], config.env_kwargs["width"], 3),
+                           np.uint8)
+    net = make_network(config.network, len(dmlab.ACTION_SET), space, **config.network_kwargs)
+    assert net.lstm_size == 256 and net.num_actions == 9
