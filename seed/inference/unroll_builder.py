@@ -1,0 +1,51 @@
+"""Assembly of per-env unrolls from the steps inference sees.
+
+An unroll holds ``T + 1`` consecutive steps of one env; when one completes,
+the next starts with its last step (consecutive unrolls overlap by one step,
+so the last step bootstraps). ``reset(env_id)`` drops a half-built unroll, so
+an env whose actor reconnected never mixes steps of two runs.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from seed.types import EnvOutput, Unroll
+
+
+class UnrollBuilder:
+    def __init__(self, num_envs: int, unroll_length: int):
+        self.length = unroll_length + 1  # T + 1 steps per unroll
+        self._steps: list[list] = [[] for _ in range(num_envs)]
+        self._first_state: list = [None] * num_envs  # core state before the first step
+
+    def reset(self, env_id: int) -> None:
+        self._steps[env_id] = []
+        self._first_state[env_id] = None
+
+    def pending(self, env_id: int) -> int:
+        return len(self._steps[env_id])
+
+    def append(self, env_id: int, core_state: tuple, prev_action, reward, done, observation,
+               agent_output: dict) -> Unroll | None:
+        """Add one step (with the core state *before* it); return the unroll it completes."""
+        steps = self._steps[env_id]
+        if not steps:
+            self._first_state[env_id] = tuple(np.array(s) for s in core_state)
+        steps.append((prev_action, reward, done, observation, agent_output, core_state))
+        if len(steps) < self.length:
+            return None
+        unroll = Unroll(
+            core_state=self._first_state[env_id],
+            prev_action=np.asarray([s[0] for s in steps], np.int32),
+            env_output=EnvOutput(
+                reward=np.asarray([s[1] for s in steps], np.float32),
+                done=np.asarray([s[2] for s in steps], bool),
+                observation=np.stack([s[3] for s in steps]),
+            ),
+            agent_output={k: np.stack([s[4][k] for s in steps]) for k in steps[0][4]},
+        )
+        last = steps[-1]
+        self._steps[env_id] = [last]
+        self._first_state[env_id] = tuple(np.array(s) for s in last[5])
+        return unroll

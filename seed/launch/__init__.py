@@ -1,0 +1,1 @@
+"""Where actor processes run: local subprocesses, or Ray actors across a cluster."""

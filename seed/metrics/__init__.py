@@ -1,0 +1,1 @@
+"""Run outputs: metrics.csv, episodes.csv, TensorBoard events, config.json."""

@@ -1,0 +1,91 @@
+"""Writes what DESIGN.md says every run writes, append-only so a resumed run carries on.
+
+* ``metrics.csv``: one row per log interval.
+* ``episodes.csv``: one row per finished episode.
+* TensorBoard event files of the metrics (under ``tb/``).
+
+Rows are flushed as they are written, so a crash loses at most the current row.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from pathlib import Path
+
+METRICS_COLUMNS = [
+    "wall_time",            # seconds since the run started (continues across resumes)
+    "env_steps",            # total env steps
+    "env_frames",           # total env frames = steps x frames per step
+    "fps",                  # env frames per second over the interval
+    "learner_steps",        # total optimizer steps
+    "learner_fps",          # env frames trained per second over the interval
+    "inference_batch_size", # mean envs per inference batch (SEED) / per actor step (IMPALA)
+    "queue_fill",           # unrolls waiting for the learner / buffer capacity
+    "episodes",             # episodes finished in the interval
+    "episode_return",       # mean raw episode return of those episodes
+    "latency_p50_ms",       # actor-observed inference round trip (SEED) / local inference (IMPALA)
+    "latency_p99_ms",
+    "parameter_pull_ms",    # mean parameter pull time (IMPALA)
+    "loss",
+]
+EPISODE_COLUMNS = ["wall_time", "env_frames", "actor", "env_id", "episode_return",
+                   "episode_length"]
+
+
+def _open_csv(path: Path, columns: list[str]):
+    new = not path.exists() or path.stat().st_size == 0
+    f = path.open("a", newline="")
+    w = csv.writer(f)
+    if new:
+        w.writerow(columns)
+        f.flush()
+    return f, w
+
+
+def _fmt(v):
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return ""
+    if isinstance(v, float):
+        return f"{v:.6g}"
+    return v
+
+
+class MetricsWriter:
+    def __init__(self, run_dir: str | Path, tensorboard: bool = True):
+        self.run_dir = Path(run_dir)
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self._mf, self._mw = _open_csv(self.run_dir / "metrics.csv", METRICS_COLUMNS)
+        self._ef, self._ew = _open_csv(self.run_dir / "episodes.csv", EPISODE_COLUMNS)
+        self._tb = None
+        if tensorboard:
+            import tensorflow as tf
+            self._tb = tf.summary.create_file_writer(str(self.run_dir / "tb"))
+
+    def write_metrics(self, row: dict) -> None:
+        self._mw.writerow([_fmt(row.get(c)) for c in METRICS_COLUMNS])
+        self._mf.flush()
+        if self._tb is not None:
+            import tensorflow as tf
+            with self._tb.as_default(step=int(row["env_frames"])):
+                for c in METRICS_COLUMNS[3:]:
+                    v = row.get(c)
+                    if v is not None and not (isinstance(v, float) and math.isnan(v)):
+                        tf.summary.scalar(c, float(v))
+            self._tb.flush()
+
+    def write_episode(self, wall_time, env_frames, actor, env_id, episode_return,
+                      episode_length) -> None:
+        self._ew.writerow([_fmt(float(wall_time)), env_frames, actor, env_id,
+                           _fmt(float(episode_return)), episode_length])
+
+    def flush(self) -> None:
+        self._ef.flush()
+        self._mf.flush()
+
+    def close(self) -> None:
+        self.flush()
+        self._mf.close()
+        self._ef.close()
+        if self._tb is not None:
+            self._tb.close()

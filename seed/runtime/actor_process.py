@@ -1,0 +1,97 @@
+"""What every actor process does around its loop: signals, parent death, backoff, spec."""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import logging
+import os
+import signal
+import sys
+import time
+
+import grpc
+
+from seed.transport.channel import connect
+from seed.transport.proto import pb2
+
+log = logging.getLogger(__name__)
+
+# RPC errors after which an actor waits and reconnects (the learner restarts,
+# or is not up yet). Anything else is a bug or bad input and ends the actor.
+RETRY_CODES = {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED,
+               grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.ABORTED,
+               grpc.StatusCode.UNKNOWN, grpc.StatusCode.INTERNAL}
+
+
+class ActorStopped(Exception):
+    pass
+
+
+def install_exit_handlers(parent_pid: int | None) -> None:
+    """Exit quietly on SIGTERM/SIGINT, and when the launching process dies."""
+    def _exit(signum, frame):
+        raise ActorStopped(f"signal {signum}")
+
+    signal.signal(signal.SIGTERM, _exit)
+    signal.signal(signal.SIGINT, _exit)
+    if parent_pid:
+        try:  # Linux: have the kernel send SIGTERM if the parent dies.
+            libc = ctypes.CDLL("libc.so.6", use_errno=True)
+            libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+        except OSError:
+            pass
+        if os.getppid() != parent_pid:
+            raise ActorStopped("launcher already gone")
+
+
+def fetch_spec(address: str, actor_id: int, wait_s: float = 60.0):
+    """Connect and ask the learner what it expects; retries until ``wait_s``."""
+    deadline = time.monotonic() + wait_s
+    backoff = 0.2
+    while True:
+        channel, stub = connect(address)
+        try:
+            spec = stub.GetSpec(pb2.SpecRequest(actor_id=actor_id), timeout=10)
+            return channel, stub, spec
+        except grpc.RpcError as e:
+            channel.close()
+            if e.code() not in RETRY_CODES or time.monotonic() > deadline:
+                raise
+            time.sleep(backoff)
+            backoff = min(backoff * 2, 5.0)
+
+
+def spec_config(spec):
+    from seed import config as config_lib
+    values = json.loads(spec.config_json)
+    return config_lib.Config(**{k: v for k, v in values.items() if k in config_lib.FIELDS})
+
+
+def run_with_reconnect(loop_once, actor_id: int, what: str) -> int:
+    """Call ``loop_once()`` (one connection's life) until stopped; back off on RPC errors."""
+    backoff = 0.5
+    while True:
+        try:
+            loop_once()
+            return 0
+        except ActorStopped:
+            return 0
+        except grpc.RpcError as e:
+            code = e.code()
+            if code not in RETRY_CODES:
+                log.error("%s actor %d: learner refused: %s %s", what, actor_id, code.name,
+                          e.details())
+                return 2
+            log.warning("%s actor %d: learner unreachable (%s); retrying in %.1fs", what,
+                        actor_id, code.name, backoff)
+            try:
+                time.sleep(backoff)
+            except ActorStopped:
+                return 0
+            backoff = min(backoff * 2, 10.0)
+
+
+def setup_logging() -> None:
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
+                        format="%(asctime)s %(name)s %(levelname)s %(message)s")

@@ -1,0 +1,57 @@
+"""Atomic checkpoints: the agent's variables (network + optimizer) and the run's counters.
+
+One file, ``checkpoint.npz``, replaced atomically (write to a temp file in the
+same directory, fsync, rename), so a crash mid-write leaves the previous
+checkpoint intact and never a half-written one. Replay contents are not saved
+(a documented choice: R2D2 refills its replay after a resume; the FIFO queue
+of V-trace holds seconds of data).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+CHECKPOINT = "checkpoint.npz"
+_COUNTERS_KEY = "__counters__"
+
+
+class CheckpointError(RuntimeError):
+    pass
+
+
+def save(run_dir: str | Path, agent_state: dict, counters: dict) -> Path:
+    run_dir = Path(run_dir)
+    arrays = {f"agent/{k}": np.asarray(v) for k, v in agent_state.items()}
+    arrays[_COUNTERS_KEY] = np.frombuffer(json.dumps(counters).encode(), np.uint8)
+    fd, tmp = tempfile.mkstemp(prefix=".checkpoint-", suffix=".npz", dir=run_dir)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            np.savez(f, **arrays)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, run_dir / CHECKPOINT)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return run_dir / CHECKPOINT
+
+
+def load(run_dir: str | Path) -> tuple[dict, dict]:
+    """(agent_state, counters) of the run's checkpoint; CheckpointError if absent or damaged."""
+    path = Path(run_dir) / CHECKPOINT
+    if not path.exists():
+        raise CheckpointError(f"{run_dir} has no {CHECKPOINT}: nothing to resume from "
+                              "(a run writes one periodically and when it stops cleanly)")
+    try:
+        with np.load(path) as data:
+            counters = json.loads(bytes(data[_COUNTERS_KEY]).decode())
+            state = {k[len("agent/"):]: data[k] for k in data.files if k.startswith("agent/")}
+    except Exception as e:  # zip/npz/json damage
+        raise CheckpointError(f"{path} is damaged and cannot be read ({e})") from e
+    return state, counters

@@ -1,0 +1,1 @@
+"""IMPALA baseline: actors infer locally, send unrolls, pull parameters."""

@@ -1,0 +1,149 @@
+"""The IMPALA actor: its own copy of the model, local inference, whole unrolls sent up.
+
+Per step it runs the policy on its ``envs_per_actor`` envs in one batch on the
+CPU, keeps the recurrent state itself and builds each env's unroll with the
+same UnrollBuilder the SEED learner uses. When its envs complete an unroll
+(all at once: they step in lockstep) it sends them and pulls the learner's
+parameters if a newer version exists, so it never acts with parameters more
+than one unroll old.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+import uuid
+
+import numpy as np
+
+from seed.inference.unroll_builder import UnrollBuilder
+from seed.runtime.actor_envs import ActorEnvs
+from seed.runtime.actor_process import fetch_spec, run_with_reconnect, spec_config
+from seed.transport import tensor as wire
+from seed.transport.proto import pb2
+from seed.types import EnvOutput
+
+log = logging.getLogger(__name__)
+
+
+def _limit_tf_threads() -> None:
+    import tensorflow as tf
+    try:
+        tf.config.threading.set_intra_op_parallelism_threads(1)
+        tf.config.threading.set_inter_op_parallelism_threads(1)
+    except RuntimeError:
+        pass  # already initialised
+
+
+class LocalPolicy:
+    """The agent's network and inference, with parameters pulled from the learner."""
+
+    def __init__(self, config, envs: ActorEnvs):
+        from seed.agents import make_agent
+        env = envs.envs[0]
+        self.agent = make_agent(config, env.observation_space, env.action_space)
+        self.params = self.agent.parameters()
+        self.version = -1
+
+    def pull(self, stub) -> float:
+        """Fetch parameters if newer; returns the pull time in ms."""
+        t0 = time.perf_counter()
+        reply = stub.GetParameters(pb2.ParametersRequest(have_version=self.version), timeout=60)
+        if reply.values:
+            if len(reply.values) != len(self.params):
+                raise RuntimeError(f"learner sent {len(reply.values)} tensors for "
+                                   f"{len(self.params)} parameters: model mismatch")
+            for var, t in zip(self.params, reply.values):
+                var.assign(wire.decode(t, shape=tuple(var.shape)))
+            self.version = reply.version
+        return (time.perf_counter() - t0) * 1000.0
+
+
+def run_actor(address: str, task: int, max_steps: int = 0, log_interval_s: float = 30.0) -> int:
+    _limit_tf_threads()
+    state = {"envs": None, "policy": None, "steps": 0}
+
+    def loop_once():
+        channel, stub, spec = fetch_spec(address, task)
+        try:
+            k = spec.envs_per_actor
+            if task < 0 or task >= spec.num_actors:
+                raise SystemExit(f"actor task {task} out of range: the learner expects "
+                                 f"{spec.num_actors} actors")
+            if state["envs"] is None:
+                config = spec_config(spec)
+                state["envs"] = ActorEnvs(spec.env, json.loads(spec.env_kwargs_json),
+                                          list(range(task * k, (task + 1) * k)),
+                                          seed=config.seed)
+                state["policy"] = LocalPolicy(config, state["envs"])
+            _act(stub, task, state, max_steps, log_interval_s)
+        finally:
+            channel.close()
+
+    try:
+        return run_with_reconnect(loop_once, task, "impala")
+    finally:
+        if state["envs"] is not None:
+            state["envs"].close()
+
+
+def _act(stub, task, state, max_steps, log_interval_s):
+    actor_envs: ActorEnvs = state["envs"]
+    policy: LocalPolicy = state["policy"]
+    agent = policy.agent
+    run_id = uuid.uuid4().hex
+    env_ids = np.asarray(actor_envs.env_ids, np.int64)
+    k = len(env_ids)
+    builder = UnrollBuilder(k, agent.unroll_length)
+    pull_ms = policy.pull(stub)
+    core_state = agent.initial_state(k)
+    prev_action = np.zeros(k, np.int32)
+    reward, done, obs = actor_envs.reset_all()
+    pending_episodes: dict[int, list] = {i: [] for i in range(k)}
+    inference_ms: list[float] = []
+    t_log, steps_at_log = time.monotonic(), state["steps"]
+    while not max_steps or state["steps"] < max_steps:
+        t0 = time.perf_counter()
+        action, agent_output, new_state = agent.infer(env_ids, prev_action,
+                                                      EnvOutput(reward, done, obs), core_state)
+        inference_ms.append((time.perf_counter() - t0) * 1000.0)
+        action = np.asarray(action, np.int32)
+        agent_output = dict(agent_output)
+        agent_output.setdefault("action", action)
+        sent = False
+        for i in range(k):
+            unroll = builder.append(i, tuple(leaf[i] for leaf in core_state), prev_action[i],
+                                    reward[i], done[i], obs[i],
+                                    {key: v[i] for key, v in agent_output.items()})
+            if unroll is None:
+                continue
+            stub.SendUnroll(pb2.UnrollMessage(
+                actor_id=task, run_id=run_id, env_id=int(env_ids[i]),
+                parameter_version=policy.version,
+                core_state=[wire.encode(s) for s in unroll.core_state],
+                prev_action=wire.encode(unroll.prev_action),
+                reward=wire.encode(unroll.env_output.reward),
+                done=wire.encode(unroll.env_output.done),
+                observation=wire.encode(unroll.env_output.observation),
+                agent_output={key: wire.encode(v) for key, v in unroll.agent_output.items()},
+                episodes=[pb2.EpisodeSummary(env_id=e, episode_return=r, episode_length=n)
+                          for e, r, n in pending_episodes[i]],
+                inference_ms=float(np.mean(inference_ms)), parameter_pull_ms=pull_ms),
+                timeout=120)
+            pending_episodes[i] = []
+            sent = True
+        if sent:
+            inference_ms = []
+            pull_ms = policy.pull(stub)
+        core_state = tuple(np.asarray(s) for s in new_state)
+        prev_action = action
+        reward, done, obs, finished = actor_envs.step(action)
+        for env_id, ret, length in finished:
+            pending_episodes[env_id - int(env_ids[0])].append((env_id, ret, length))
+        state["steps"] += k
+        now = time.monotonic()
+        if now - t_log >= log_interval_s:
+            log.info("actor %d: %.0f env steps/s (parameters v%d)", task,
+                     (state["steps"] - steps_at_log) / (now - t_log), policy.version)
+            t_log, steps_at_log = now, state["steps"]

@@ -1,0 +1,122 @@
+"""The IMPALA learner's gRPC service: receives whole unrolls, serves versioned parameters.
+
+The parameter version is the learner step count. After every train step the
+training thread snapshots the parameters (a copy, taken between optimizer
+steps, so a pull never sees half an update); a pull encodes the latest
+snapshot once per version and sends nothing when the actor is up to date.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import grpc
+import numpy as np
+
+from seed.runtime.learner_core import LearnerCore
+from seed.transport import tensor as wire
+from seed.transport.proto import pb2, pb2_grpc
+from seed.types import EnvOutput, Unroll
+
+
+class ImpalaLearnerService(pb2_grpc.LearnerServicer):
+    def __init__(self, core: LearnerCore):
+        self.core = core
+        config = core.config
+        self.num_envs = config.num_envs
+        self.steps = core.agent.unroll_length + 1
+        obs = core.env_spec.observation_space
+        self._obs_dtype = np.dtype(obs.dtype).name
+        self._obs_shape = tuple(obs.shape)
+        self._state_template = [np.asarray(x)[0] for x in core.agent.initial_state(1)]
+        self._lock = threading.Lock()
+        self._version = 0
+        self._snapshot = [v.numpy() for v in core.agent.parameters()]
+        self._encoded: tuple[int, list] | None = None
+        core.on_train_step = self._after_train_step
+        self._batch_lock = threading.Lock()
+        self._unrolls = 0
+
+    def _after_train_step(self, metrics) -> None:
+        snapshot = [v.numpy() for v in self.core.agent.parameters()]
+        with self._lock:
+            self._snapshot = snapshot
+            self._version += 1
+
+    @property
+    def version(self) -> int:
+        return self._version
+
+    # -- gRPC ------------------------------------------------------------------
+    def GetSpec(self, request, context):
+        return self.core.spec_message()
+
+    def StreamSteps(self, request_iterator, context):
+        context.abort(grpc.StatusCode.FAILED_PRECONDITION,
+                      "this learner runs the IMPALA architecture: send unrolls with SendUnroll")
+
+    def GetParameters(self, request, context):
+        with self._lock:
+            version, snapshot = self._version, self._snapshot
+            if request.have_version >= version:
+                return pb2.Parameters(version=version)
+            if self._encoded is None or self._encoded[0] != version:
+                self._encoded = (version, [wire.encode(a) for a in snapshot])
+            return pb2.Parameters(version=version, values=self._encoded[1])
+
+    def SendUnroll(self, request, context):
+        try:
+            unroll = self._decode(request)
+        except wire.WireError as e:
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(e))
+        stats = self.core.stats
+        stats.add_env_steps(self.steps - 1)
+        for ep in request.episodes:
+            stats.add_episode(ep.env_id, request.actor_id, ep.episode_return, ep.episode_length)
+        if request.inference_ms > 0:
+            stats.add_latency(request.inference_ms)
+        if request.parameter_pull_ms > 0:
+            stats.add_parameter_pull(request.parameter_pull_ms)
+        with self._batch_lock:
+            self._unrolls += 1
+        self.core.enqueue(unroll)
+        return pb2.UnrollAck(parameter_version=self._version)
+
+    def _decode(self, m) -> Unroll:
+        n = self.steps
+        if not 0 <= m.env_id < self.num_envs:
+            raise wire.WireError(f"env id {m.env_id} out of range [0, {self.num_envs})")
+        if len(m.core_state) != len(self._state_template):
+            raise wire.WireError(f"core_state: expected {len(self._state_template)} tensors, "
+                                 f"got {len(m.core_state)}")
+        core_state = tuple(
+            wire.decode(t, dtype=tmpl.dtype.name, shape=tmpl.shape, name=f"core_state[{i}]")
+            for i, (t, tmpl) in enumerate(zip(m.core_state, self._state_template)))
+        if "action" not in m.agent_output:
+            raise wire.WireError("agent_output must hold 'action'")
+        agent_output = {}
+        for key, t in m.agent_output.items():
+            a = wire.decode(t, name=f"agent_output[{key}]")
+            if a.ndim < 1 or a.shape[0] != n:
+                raise wire.WireError(f"agent_output[{key}]: expected {n} steps, got shape "
+                                     f"{a.shape}")
+            agent_output[key] = a
+        return Unroll(
+            core_state=core_state,
+            prev_action=wire.decode(m.prev_action, dtype="int32", shape=(n,),
+                                    name="prev_action"),
+            env_output=EnvOutput(
+                reward=wire.decode(m.reward, dtype="float32", shape=(n,), name="reward"),
+                done=wire.decode(m.done, dtype="bool", shape=(n,), name="done"),
+                observation=wire.decode(m.observation, dtype=self._obs_dtype,
+                                        shape=(n,) + self._obs_shape, name="observation")),
+            agent_output=agent_output)
+
+    def take_batch_stats(self) -> float | None:
+        """IMPALA actors infer on their own envs: the batch is envs_per_actor."""
+        with self._batch_lock:
+            had, self._unrolls = self._unrolls, 0
+        return float(self.core.config.envs_per_actor) if had else None
+
+    def close(self) -> None:
+        pass

@@ -1,0 +1,116 @@
+"""What both learners share: the agent, its buffer, the training thread, the spec.
+
+SEED feeds the buffer from central inference; IMPALA from unrolls that actors
+send. Training is the same: a thread that calls ``agent.train_step(buffer)``
+on the very variables inference reads (SEED) or actors pull (IMPALA).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+
+import numpy as np
+
+from seed.replay.unroll_queue import QueueClosed
+from seed.runtime.stats import RunStats
+from seed.transport.proto import pb2
+
+log = logging.getLogger(__name__)
+
+
+class EnvSpec:
+    """Spaces and frame count of the run's env, read once from a local instance."""
+
+    def __init__(self, observation_space, action_space, frames_per_step: int):
+        self.observation_space = observation_space
+        self.action_space = action_space
+        self.frames_per_step = int(frames_per_step)
+
+    @classmethod
+    def probe(cls, env_name: str, env_kwargs: dict) -> "EnvSpec":
+        import envs
+        env = envs.make(env_name, **env_kwargs)
+        try:
+            return cls(env.observation_space, env.action_space,
+                       getattr(env, "frames_per_step", 1))
+        finally:
+            close = getattr(env, "close", None)
+            if close:
+                close()
+
+
+class LearnerCore:
+    def __init__(self, config, env_spec: EnvSpec, agent=None):
+        from seed.agents import make_agent
+
+        self.config = config
+        self.env_spec = env_spec
+        self.agent = agent or make_agent(config, env_spec.observation_space,
+                                         env_spec.action_space)
+        self.buffer = self.agent.new_buffer()
+        self.stats = RunStats()
+        self._stop = threading.Event()
+        self._train_thread: threading.Thread | None = None
+        self.train_error: BaseException | None = None
+        self.on_train_step = None  # optional callback(metrics) after each step
+
+    # -- spec --------------------------------------------------------------
+    def spec_message(self) -> "pb2.Spec":
+        c = self.config
+        obs = self.env_spec.observation_space
+        return pb2.Spec(
+            arch=c.arch, env=c.env, env_kwargs_json=json.dumps(c.env_kwargs),
+            observation=pb2.TensorSpec(dtype=np.dtype(obs.dtype).name, shape=list(obs.shape)),
+            num_actions=int(self.env_spec.action_space.n),
+            envs_per_actor=c.envs_per_actor, num_actors=c.actors,
+            config_json=json.dumps(c.to_json()),
+            frames_per_step=self.env_spec.frames_per_step,
+        )
+
+    # -- buffer ------------------------------------------------------------
+    def enqueue(self, unroll) -> bool:
+        """Hand a complete unroll to training; blocks while the queue is full.
+
+        Returns False when the run is stopping (the unroll is dropped).
+        """
+        if not self.config.train:
+            return True  # serve mode: the data path alone, unrolls are not trained on
+        while not self._stop.is_set():
+            try:
+                if self.buffer.put(unroll, timeout=0.5):
+                    return True
+            except QueueClosed:
+                return False
+        return False
+
+    # -- training ------------------------------------------------------------
+    def start_training(self) -> None:
+        if not self.config.train:
+            return
+        self._train_thread = threading.Thread(target=self._train_loop, name="train", daemon=True)
+        self._train_thread.start()
+
+    def _train_loop(self) -> None:
+        try:
+            while not self._stop.is_set():
+                metrics = self.agent.train_step(self.buffer)
+                if metrics is None:
+                    break
+                self.stats.add_train_step(metrics)
+                if self.on_train_step is not None:
+                    self.on_train_step(metrics)
+        except BaseException as e:  # surfaced by the run loop, which stops the run
+            log.exception("training failed")
+            self.train_error = e
+
+    def stop(self) -> None:
+        self._stop.set()
+        self.buffer.close()
+        if self._train_thread is not None:
+            self._train_thread.join(timeout=30)
+
+    @property
+    def stopping(self) -> bool:
+        return self._stop.is_set()

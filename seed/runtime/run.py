@@ -1,0 +1,296 @@
+"""One training run, either architecture: learner service, actors, metrics, checkpoints.
+
+``train(config)`` starts the learner in this process (gRPC server + training
+thread), launches the actors, and every tick updates the progress bar, writes
+metrics, checkpoints on a period, and checks the budget (frames or seconds).
+Ctrl-C / SIGTERM stop it cleanly: actors first, then training, then a final
+checkpoint; no process is left behind.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+
+from seed.config import Config, ConfigError
+from seed.metrics.machine import learner_device, machine_facts
+from seed.metrics.writer import MetricsWriter
+from seed.runtime import checkpoint
+from seed.runtime.learner_core import EnvSpec, LearnerCore
+from seed.transport.channel import start_server, unix_socket_path
+
+log = logging.getLogger(__name__)
+
+
+def default_run_dir(config: Config) -> Path:
+    bench = config.benchmark or config.env.replace(":", "_")
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    return Path("results") / bench / config.arch / f"{stamp}-{os.getpid()}"
+
+
+def make_service(core: LearnerCore):
+    if core.config.arch == "seed":
+        from seed.runtime.seed.learner import SeedLearnerService
+        return SeedLearnerService(core)
+    from seed.runtime.impala.learner import ImpalaLearnerService
+    return ImpalaLearnerService(core)
+
+
+def make_launcher(config: Config, run_dir: Path):
+    if config.launcher == "local":
+        from seed.launch.local import LocalLauncher
+        return LocalLauncher(run_dir)
+    if config.launcher == "none":
+        from seed.launch.external import ExternalActors
+        return ExternalActors()
+    if config.launcher == "ray":
+        from seed.launch.ray_launcher import RayLauncher
+        return RayLauncher(config, run_dir)
+    raise ConfigError(f"unknown launcher {config.launcher!r}: choose local, ray or none")
+
+
+class _Interval:
+    """Turns cumulative counters into one metrics row per log interval."""
+
+    def __init__(self, frames_per_step: int, wall_offset: float, env_steps: int,
+                 trained: int):
+        self.fps_unit = frames_per_step
+        self.wall_offset = wall_offset
+        self.t = time.monotonic()
+        self.env_steps = env_steps
+        self.trained = trained
+
+    def row(self, sample: dict, core: LearnerCore, service, wall: float) -> dict:
+        now = time.monotonic()
+        dt = max(now - self.t, 1e-9)
+        env_steps, trained = sample["env_steps"], sample["env_steps_trained"]
+        lat = sample["latencies_ms"]
+        pull = sample["pull_ms"]
+        episodes = sample["episodes"]
+        batch = service.take_batch_stats()
+        row = {
+            "wall_time": wall,
+            "env_steps": env_steps,
+            "env_frames": env_steps * self.fps_unit,
+            "fps": (env_steps - self.env_steps) * self.fps_unit / dt,
+            "learner_steps": sample["learner_steps"],
+            "learner_fps": (trained - self.trained) * self.fps_unit / dt,
+            "inference_batch_size": batch,
+            "queue_fill": len(core.buffer) / core.buffer.capacity,
+            "episodes": len(episodes),
+            "episode_return": (float(np.mean([e[2] for e in episodes])) if episodes
+                               else None),
+            "latency_p50_ms": float(np.percentile(lat, 50)) if lat.size else None,
+            "latency_p99_ms": float(np.percentile(lat, 99)) if lat.size else None,
+            "parameter_pull_ms": float(pull.mean()) if pull.size else None,
+            "loss": sample["train"].get("loss"),
+        }
+        self.t, self.env_steps, self.trained = now, env_steps, trained
+        return row
+
+
+def prepare_run_dir(config: Config, resume_dir: str | None):
+    """(config, run_dir, counters, agent_state) for a new or resumed run."""
+    if resume_dir:
+        run_dir = Path(resume_dir)
+        cfg_path = run_dir / "config.json"
+        if not cfg_path.exists():
+            raise ConfigError(f"cannot resume {run_dir}: no config.json there "
+                              "(not a run directory, or the run never started)")
+        try:
+            saved = json.loads(cfg_path.read_text())["config"]
+        except (ValueError, KeyError) as e:
+            raise ConfigError(f"cannot resume {run_dir}: config.json is damaged ({e})") from e
+        agent_state, counters = checkpoint.load(run_dir)
+        from seed.config import FIELDS
+        values = {k: v for k, v in saved.items() if k in FIELDS}
+        # The budget may be extended on resume; everything else is the saved run's.
+        for k in ("frames", "seconds", "progress", "server", "launcher", "ray_address"):
+            values[k] = getattr(config, k) if getattr(config, k) != getattr(Config(), k) \
+                else values.get(k, getattr(Config(), k))
+        values["logdir"] = str(run_dir)
+        config = Config(**values)
+        return config, run_dir, counters, agent_state
+    run_dir = Path(config.logdir) if config.logdir else default_run_dir(config)
+    if (run_dir / "checkpoint.npz").exists():
+        raise ConfigError(f"{run_dir} already holds a run; use --resume {run_dir} to continue "
+                          "it, or another --logdir")
+    run_dir.mkdir(parents=True, exist_ok=True)
+    config.logdir = str(run_dir)
+    return config, run_dir, {}, None
+
+
+def train(config: Config, resume_dir: str | None = None) -> dict:
+    """Run to the budget; returns a summary dict (also written to summary.json)."""
+    config.validate()
+    config, run_dir, counters, agent_state = prepare_run_dir(config, resume_dir)
+    env_spec = EnvSpec.probe(config.env, config.env_kwargs)
+    device = learner_device()
+    (run_dir / "config.json").write_text(json.dumps(
+        {"config": config.to_json(), "machine": machine_facts(device),
+         "learner_device": device, "architecture": config.arch,
+         "frames_per_step": env_spec.frames_per_step}, indent=2))
+
+    core = LearnerCore(config, env_spec)
+    if agent_state is not None:
+        core.agent.restore_state(agent_state)
+        s = core.stats
+        s.env_steps = counters["env_steps"]
+        s.learner_steps = counters["learner_steps"]
+        s.env_steps_trained = counters["env_steps_trained"]
+        s.episodes_total = counters["episodes_total"]
+    wall_offset = float(counters.get("wall_time", 0.0))
+    service = make_service(core)
+    server, address = start_server(service, config.server,
+                                   max_workers=2 * config.actors + 8)
+    launcher = make_launcher(config, run_dir)
+    writer = MetricsWriter(run_dir)
+    stop = threading.Event()
+    stopped_by = {"reason": "budget"}
+
+    def _on_signal(signum, frame):
+        stopped_by["reason"] = signal.Signals(signum).name
+        stop.set()
+
+    old_handlers = {}
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            old_handlers[sig] = signal.signal(sig, _on_signal)
+
+    fps_unit = env_spec.frames_per_step
+    start = time.monotonic()
+    interval = _Interval(fps_unit, wall_offset, core.stats.env_steps,
+                         core.stats.env_steps_trained)
+    progress = _Progress(config, core.stats.env_steps * fps_unit)
+    recent_returns: list[float] = []
+    last_log = last_ckpt = start
+    summary: dict = {}
+    error: BaseException | None = None
+
+    def save_checkpoint():
+        s = core.stats
+        checkpoint.save(run_dir, core.agent.checkpoint_state(), {
+            "env_steps": s.env_steps, "learner_steps": s.learner_steps,
+            "env_steps_trained": s.env_steps_trained, "episodes_total": s.episodes_total,
+            "wall_time": wall_offset + time.monotonic() - start})
+
+    try:
+        launcher.start(address, config.actors)
+        core.start_training()
+        log.info("learner (%s, %s) serving %d actors x %d envs at %s; results in %s",
+                 config.arch, device, config.actors, config.envs_per_actor, address, run_dir)
+        while not stop.is_set():
+            stop.wait(0.25)
+            now = time.monotonic()
+            frames = core.stats.env_steps * fps_unit
+            if hasattr(core.agent, "set_progress") and config.frames:
+                core.agent.set_progress(min(1.0, frames / config.frames))
+            if core.train_error is not None:
+                raise RuntimeError(f"training failed: {core.train_error!r}") \
+                    from core.train_error
+            launcher.check()
+            done = (config.frames and frames >= config.frames) or \
+                (config.seconds and now - start >= config.seconds)
+            if now - last_log >= config.log_interval_s or done:
+                sample = core.stats.take_interval()
+                wall = wall_offset + now - start
+                for env_id, actor, ret, length in sample["episodes"]:
+                    writer.write_episode(wall, frames, actor, env_id, ret, length)
+                    recent_returns.append(ret)
+                del recent_returns[:-100]
+                row = interval.row(sample, core, service, wall)
+                writer.write_metrics(row)
+                progress.update(row, recent_returns)
+                last_log = now
+            else:
+                progress.tick(frames)
+            if now - last_ckpt >= config.checkpoint_interval_s:
+                save_checkpoint()
+                last_ckpt = now
+            if done:
+                break
+    except BaseException as e:  # stop cleanly, then re-raise
+        error = e
+    finally:
+        launcher.stop()
+        service.close()
+        core.stop()
+        server.stop(grace=1.0).wait(5)
+        path = unix_socket_path(address)
+        if path and os.path.exists(path):
+            os.unlink(path)
+        if error is None:
+            save_checkpoint()
+        writer.close()
+        progress.close()
+        for sig, h in old_handlers.items():
+            signal.signal(sig, h)
+        elapsed = time.monotonic() - start
+        s = core.stats
+        summary = {
+            "run_dir": str(run_dir), "arch": config.arch, "env": config.env,
+            "env_frames": s.env_steps * fps_unit, "env_steps": s.env_steps,
+            "learner_steps": s.learner_steps, "episodes": s.episodes_total,
+            "seconds": elapsed,
+            "fps": (s.env_steps * fps_unit - interval_start_frames(counters, fps_unit))
+                   / max(elapsed, 1e-9),
+            "mean_return_last_100": (float(np.mean(recent_returns)) if recent_returns
+                                     else None),
+            "stopped_by": stopped_by["reason"] if error is None else repr(error),
+        }
+        (run_dir / "summary.json").write_text(json.dumps(summary, indent=2))
+    if error is not None:
+        raise error
+    return summary
+
+
+def interval_start_frames(counters: dict, fps_unit: int) -> int:
+    return int(counters.get("env_steps", 0)) * fps_unit
+
+
+class _Progress:
+    """A live bar: frames, FPS, episodes, recent return."""
+
+    def __init__(self, config: Config, initial_frames: int):
+        self._bar = None
+        if config.progress:
+            from tqdm import tqdm
+            total = config.frames if config.frames else None
+            self._bar = tqdm(total=total, initial=initial_frames, unit="frame",
+                             unit_scale=True, dynamic_ncols=True, smoothing=0.1,
+                             desc=f"{config.arch}:{config.env}")
+        self._frames = initial_frames
+
+    def tick(self, frames: int) -> None:
+        if self._bar is not None and frames > self._frames:
+            self._bar.update(frames - self._frames)
+            self._frames = frames
+
+    def update(self, row: dict, recent_returns: list) -> None:
+        self.tick(int(row["env_frames"]))
+        if self._bar is not None:
+            ret = f"{np.mean(recent_returns):.2f}" if recent_returns else "-"
+            self._bar.set_postfix_str(
+                f"fps={row['fps']:.0f} learner_steps={row['learner_steps']} "
+                f"return(100)={ret}", refresh=True)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+
+
+def format_summary(s: dict) -> str:
+    ret = s["mean_return_last_100"]
+    ret_s = "n/a" if ret is None or (isinstance(ret, float) and math.isnan(ret)) else f"{ret:.3f}"
+    return (f"{s['arch']} {s['env']}: {s['env_frames']:,} frames in {s['seconds']:.1f}s "
+            f"({s['fps']:,.0f} frames/s), {s['learner_steps']} learner steps, "
+            f"{s['episodes']} episodes, mean return (last 100) {ret_s}; results in "
+            f"{s['run_dir']}")

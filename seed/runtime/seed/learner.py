@@ -1,0 +1,143 @@
+"""The SEED learner's gRPC service: central, batched inference over every actor's envs."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import grpc
+import numpy as np
+
+from seed.inference.batcher import BatcherClosed, InferenceBatcher
+from seed.inference.state_store import RecurrentStateStore
+from seed.inference.unroll_builder import UnrollBuilder
+from seed.runtime.learner_core import LearnerCore
+from seed.transport import tensor as wire
+from seed.transport.proto import pb2, pb2_grpc
+from seed.types import EnvOutput
+
+log = logging.getLogger(__name__)
+
+
+class StepBatch:
+    """One validated StepRequest: a single actor's envs at one step."""
+
+    __slots__ = ("actor_id", "run_id", "env_ids", "reward", "done", "observation")
+
+    def __init__(self, actor_id, run_id, env_ids, reward, done, observation):
+        self.actor_id = actor_id
+        self.run_id = run_id
+        self.env_ids = env_ids
+        self.reward = reward
+        self.done = done
+        self.observation = observation
+
+
+class SeedLearnerService(pb2_grpc.LearnerServicer):
+    def __init__(self, core: LearnerCore):
+        self.core = core
+        config = core.config
+        self.num_envs = config.num_envs
+        obs = core.env_spec.observation_space
+        self._obs_dtype = np.dtype(obs.dtype).name
+        self._obs_shape = tuple(obs.shape)
+        self.store = RecurrentStateStore(self.num_envs, core.agent.initial_state)
+        self.builder = UnrollBuilder(self.num_envs, core.agent.unroll_length)
+        self._is_eval_env = getattr(core.agent, "is_eval_env", lambda env_id: False)
+        self.batcher = InferenceBatcher(self._infer, config.effective_inference_batch_size(),
+                                        config.inference_timeout_ms / 1000.0)
+
+    # -- gRPC ------------------------------------------------------------------
+    def GetSpec(self, request, context):
+        return self.core.spec_message()
+
+    def SendUnroll(self, request, context):
+        context.abort(grpc.StatusCode.FAILED_PRECONDITION,
+                      "this learner runs the SEED architecture: use StreamSteps")
+
+    def GetParameters(self, request, context):
+        context.abort(grpc.StatusCode.FAILED_PRECONDITION,
+                      "this learner runs the SEED architecture: parameters never leave it")
+
+    def StreamSteps(self, request_iterator, context):
+        stats = self.core.stats
+        for request in request_iterator:
+            try:
+                step = self._decode(request)
+            except wire.WireError as e:
+                context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(e))
+            if request.last_round_trip_ms > 0:
+                stats.add_latency(request.last_round_trip_ms)
+            for ep in request.episodes:
+                stats.add_episode(ep.env_id, request.actor_id, ep.episode_return,
+                                  ep.episode_length)
+            try:
+                actions = self.batcher(step, len(step.env_ids))
+            except BatcherClosed:
+                context.abort(grpc.StatusCode.UNAVAILABLE, "the learner is shutting down")
+            yield pb2.StepResponse(action=wire.encode(actions))
+
+    def _decode(self, request) -> StepBatch:
+        env_ids = np.asarray(request.env_ids, np.int64)
+        k = len(env_ids)
+        if k == 0:
+            raise wire.WireError("a StepRequest needs at least one env id")
+        if k > self.batcher.max_batch_size:
+            raise wire.WireError(f"{k} envs in one request exceed the inference batch size "
+                                 f"{self.batcher.max_batch_size}")
+        if env_ids.min() < 0 or env_ids.max() >= self.num_envs:
+            raise wire.WireError(f"env id out of range [0, {self.num_envs}): {env_ids.tolist()}")
+        if len(np.unique(env_ids)) != k:
+            raise wire.WireError(f"duplicate env ids in one request: {env_ids.tolist()}")
+        if not request.run_id:
+            raise wire.WireError("run_id must be set")
+        reward = wire.decode(request.reward, dtype="float32", shape=(k,), name="reward")
+        done = wire.decode(request.done, dtype="bool", shape=(k,), name="done")
+        obs = wire.decode(request.observation, dtype=self._obs_dtype,
+                          shape=(k,) + self._obs_shape, name="observation")
+        return StepBatch(request.actor_id, request.run_id, env_ids, reward, done, obs)
+
+    # -- inference thread --------------------------------------------------------
+    def _infer(self, steps: list[StepBatch]):
+        for s in steps:
+            for env_id in self.store.begin(s.env_ids, s.run_id).tolist():
+                self.builder.reset(env_id)  # a new run: drop the old run's half unroll
+        if len(steps) == 1:
+            s = steps[0]
+            env_ids, reward, done, obs = s.env_ids, s.reward, s.done, s.observation
+        else:
+            env_ids = np.concatenate([s.env_ids for s in steps])
+            reward = np.concatenate([s.reward for s in steps])
+            done = np.concatenate([s.done for s in steps])
+            obs = np.concatenate([s.observation for s in steps])
+        core_state, prev_action = self.store.gather(env_ids)
+        t0 = time.perf_counter()
+        action, agent_output, new_state = self.core.agent.infer(
+            env_ids, prev_action, EnvOutput(reward, done, obs), core_state)
+        self.core.stats.add_inference_time((time.perf_counter() - t0) * 1000.0)
+        action = np.asarray(action, np.int32)
+        agent_output = dict(agent_output)
+        agent_output.setdefault("action", action)
+        self.store.scatter(env_ids, new_state, action)
+        self.core.stats.add_env_steps(len(env_ids))
+        for i, env_id in enumerate(env_ids.tolist()):
+            if self._is_eval_env(env_id):
+                continue
+            unroll = self.builder.append(
+                env_id, tuple(leaf[i] for leaf in core_state), prev_action[i], reward[i],
+                done[i], obs[i], {k: v[i] for k, v in agent_output.items()})
+            if unroll is not None:
+                self.core.enqueue(unroll)
+        out, start = [], 0
+        for s in steps:
+            out.append(action[start:start + len(s.env_ids)])
+            start += len(s.env_ids)
+        return out
+
+    def take_batch_stats(self) -> float | None:
+        """Mean envs per inference batch since the last call."""
+        batches, rows = self.batcher.take_stats()
+        return rows / batches if batches else None
+
+    def close(self) -> None:
+        self.batcher.close()

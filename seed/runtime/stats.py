@@ -1,0 +1,66 @@
+"""Thread-safe counters that the data path updates and the metrics loop drains."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+
+class RunStats:
+    def __init__(self):
+        self._lock = threading.Lock()
+        # Totals (survive a resume through the checkpoint).
+        self.env_steps = 0
+        self.learner_steps = 0
+        self.env_steps_trained = 0
+        self.episodes_total = 0
+        # Per-interval samples, drained by take_interval().
+        self._episodes: list[tuple[int, int, float, int]] = []  # (env_id, actor, return, length)
+        self._latencies_ms: list[float] = []
+        self._pull_ms: list[float] = []
+        self._inference_ms: list[float] = []
+        self._last_train: dict = {}
+
+    def add_env_steps(self, n: int) -> None:
+        with self._lock:
+            self.env_steps += n
+
+    def add_episode(self, env_id: int, actor: int, episode_return: float, length: int) -> None:
+        with self._lock:
+            self._episodes.append((env_id, actor, float(episode_return), int(length)))
+            self.episodes_total += 1
+
+    def add_latency(self, ms: float) -> None:
+        with self._lock:
+            self._latencies_ms.append(ms)
+
+    def add_parameter_pull(self, ms: float) -> None:
+        with self._lock:
+            self._pull_ms.append(ms)
+
+    def add_inference_time(self, ms: float) -> None:
+        with self._lock:
+            self._inference_ms.append(ms)
+
+    def add_train_step(self, metrics: dict) -> None:
+        with self._lock:
+            self.learner_steps += 1
+            self.env_steps_trained += int(metrics.get("env_steps_trained", 0))
+            self._last_train = metrics
+
+    def take_interval(self) -> dict:
+        """Everything sampled since the last call, plus current totals."""
+        with self._lock:
+            out = {
+                "env_steps": self.env_steps,
+                "learner_steps": self.learner_steps,
+                "env_steps_trained": self.env_steps_trained,
+                "episodes": self._episodes,
+                "latencies_ms": np.asarray(self._latencies_ms, np.float64),
+                "pull_ms": np.asarray(self._pull_ms, np.float64),
+                "inference_ms": np.asarray(self._inference_ms, np.float64),
+                "train": dict(self._last_train),
+            }
+            self._episodes, self._latencies_ms, self._pull_ms, self._inference_ms = [], [], [], []
+        return out

@@ -1,0 +1,1 @@
+"""The wire: the .proto service, tensor encoding, gRPC server and client helpers."""

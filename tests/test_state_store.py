@@ -1,0 +1,78 @@
+import numpy as np
+
+from seed.inference.state_store import RecurrentStateStore
+from seed.inference.unroll_builder import UnrollBuilder
+
+
+def initial_state(batch):
+    return (np.zeros((batch, 3), np.float32), np.full((batch,), -1, np.int32))
+
+
+def test_state_is_kept_per_env_across_steps():
+    store = RecurrentStateStore(4, initial_state)
+    ids = np.array([1, 3])
+    assert store.begin(ids, "run-a").tolist() == [1, 3]
+    (h, c), prev = store.gather(ids)
+    np.testing.assert_array_equal(h, 0)
+    np.testing.assert_array_equal(c, -1)
+    store.scatter(ids, (np.ones((2, 3), np.float32) * [[1], [3]], np.array([10, 30])),
+                  np.array([2, 1], np.int32))
+    assert store.begin(ids, "run-a").tolist() == []  # same run: nothing reset
+    (h, c), prev = store.gather(np.array([3, 1, 0]))
+    np.testing.assert_array_equal(h[:, 0], [3, 1, 0])
+    np.testing.assert_array_equal(c, [30, 10, -1])
+    np.testing.assert_array_equal(prev, [1, 2, 0])
+
+
+def test_a_new_run_id_resets_only_that_actors_envs():
+    store = RecurrentStateStore(4, initial_state)
+    store.begin(np.array([0, 1]), "actor0-run1")
+    store.begin(np.array([2, 3]), "actor1-run1")
+    all_ids = np.arange(4)
+    store.scatter(all_ids, (np.full((4, 3), 5.0, np.float32), np.full(4, 7, np.int32)),
+                  np.full(4, 2, np.int32))
+    assert store.begin(np.array([0, 1]), "actor0-run2").tolist() == [0, 1]
+    (h, c), prev = store.gather(all_ids)
+    np.testing.assert_array_equal(h[:, 0], [0, 0, 5, 5])
+    np.testing.assert_array_equal(c, [-1, -1, 7, 7])
+    np.testing.assert_array_equal(prev, [0, 0, 2, 2])
+
+
+def step_values(t):
+    return dict(prev_action=t, reward=float(t), done=t == 0, observation=np.full(2, t, np.uint8),
+                agent_output={"action": np.int32(t + 1), "baseline": np.float32(-t)})
+
+
+def test_unrolls_have_t_plus_one_steps_and_overlap_by_one():
+    b = UnrollBuilder(num_envs=2, unroll_length=3)
+    out = []
+    for t in range(10):
+        u = b.append(0, (np.array([100.0 + t]),), **step_values(t))
+        if u is not None:
+            out.append(u)
+    assert len(out) == 3  # steps 0-3, 3-6, 6-9
+    for i, u in enumerate(out):
+        steps = list(range(3 * i, 3 * i + 4))
+        np.testing.assert_array_equal(u.prev_action, steps)
+        np.testing.assert_array_equal(u.env_output.reward, steps)
+        np.testing.assert_array_equal(u.env_output.observation[:, 0], steps)
+        np.testing.assert_array_equal(u.agent_output["action"], np.array(steps) + 1)
+        # the stored core state is the one before the unroll's first step
+        np.testing.assert_array_equal(u.core_state[0], [100.0 + 3 * i])
+    assert out[0].env_output.done.tolist() == [True, False, False, False]
+    assert b.pending(1) == 0
+
+
+def test_reset_drops_the_half_built_unroll_so_runs_never_mix():
+    b = UnrollBuilder(num_envs=1, unroll_length=3)
+    for t in range(2):  # run A: two steps, then the actor reconnects
+        assert b.append(0, (np.zeros(1),), **step_values(t)) is None
+    b.reset(0)
+    got = []
+    for t in range(50, 54):  # run B
+        u = b.append(0, (np.full(1, float(t)),), **step_values(t))
+        if u is not None:
+            got.append(u)
+    assert len(got) == 1
+    np.testing.assert_array_equal(got[0].prev_action, [50, 51, 52, 53])
+    np.testing.assert_array_equal(got[0].core_state[0], [50.0])
