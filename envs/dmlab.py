@@ -111,10 +111,11 @@ by {python}.
 It is not on PyPI; build it from source with one of these two routes
 (both need internet access; see docs/dmlab.md):
 
-  1. Upstream Bazel build (Linux; any Python 3 the build is pointed at):
-       sudo apt-get install build-essential libffi-dev gettext freeglut3-dev \\
-           libsdl2-dev libosmesa6-dev python3-dev python3-numpy python3-pil zip unzip
-       # install Bazel (https://bazel.build/install), then:
+  1. Upstream Bazel build (Linux), from the virtualenv you run this project with:
+       sudo apt-get install build-essential git zip unzip libffi-dev gettext \\
+           freeglut3-dev libsdl2-dev libosmesa6-dev python3-dev
+       # install Bazel (Bazelisk: https://github.com/bazelbuild/bazelisk), then,
+       # with this project's virtualenv activated (DMLab builds against its NumPy):
        git clone https://github.com/google-deepmind/lab.git && cd lab
        bazel build -c opt //python/pip_package:build_pip_package
        ./bazel-bin/python/pip_package/build_pip_package /tmp/dmlab_pkg
@@ -122,9 +123,9 @@ It is not on PyPI; build it from source with one of these two routes
 
   2. dmlab-gym (Python 3.13+, Linux x86_64, Docker or Podman, libosmesa6):
        sudo apt-get install libosmesa6
-       python3.13 -m pip install dmlab-gym
-       dmlab-gym build        # compiles DMLab in a container, installs `deepmind_lab`
-     then run this project from that Python 3.13 environment.
+       python3.13 -m venv .venv313 && .venv313/bin/pip install -e . dmlab-gym
+       .venv313/bin/dmlab-gym build   # compiles DMLab in a container, installs deepmind_lab
+     then run this project with .venv313/bin/python.
 
 Check with:  {python} -m envs.dmlab --check"""
 
