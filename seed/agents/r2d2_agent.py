@@ -1,0 +1,242 @@
+"""The R2D2 agent (Kapturowski et al., 2019) as SEED RL's R2D2 learner runs it.
+
+* Acting: epsilon-greedy on the online network's Q values, one epsilon per env
+  (Ape-X); the last ``config.eval_envs`` env ids act with ``eval_epsilon`` and
+  are never trained on (:meth:`R2D2Agent.is_eval_env`).
+* Learning: sequences of ``T + 1`` steps from a prioritized replay; the first
+  ``burn_in`` steps only warm up the recurrent state (no gradient), the loss is
+  upstream's importance-weighted squared TD error against value-rescaled
+  n-step double-Q targets (:mod:`seed.agents.r2d2`), new priorities are
+  ``eta max|td| + (1 - eta) mean|td|`` per sequence, and the target network is
+  a copy of the online one, refreshed every ``target_update_period`` steps.
+
+Time alignment (:mod:`seed.types`): the Q value learnt at step ``t`` is
+``Q(s_t, agent_output['action'][t])``; its transition yields ``reward[t + 1]``
+and ends the episode iff ``done[t + 1]``.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import tensorflow as tf
+
+from seed.agents import r2d2
+from seed.networks import make_network
+from seed.replay.prioritized import PrioritizedReplay
+from seed.types import EnvOutput, stack_unrolls
+
+WAIT_POLL_S = 0.1
+
+
+def make_optimizer(config):
+    if config.optimizer == "adam":
+        return tf.keras.optimizers.Adam(config.learning_rate, epsilon=config.adam_epsilon)
+    if config.optimizer == "rmsprop":
+        return tf.keras.optimizers.RMSprop(config.learning_rate, rho=config.rms_decay,
+                                           momentum=config.rms_momentum,
+                                           epsilon=config.rms_epsilon)
+    raise ValueError(f"unknown optimizer {config.optimizer!r}: choose adam or rmsprop")
+
+
+class R2D2Agent:
+    def __init__(self, config, observation_space, action_space):
+        if config.burn_in < 0 or config.burn_in >= config.unroll_length:
+            raise ValueError(
+                f"burn_in ({config.burn_in}) must be in [0, unroll_length "
+                f"({config.unroll_length})): an unroll of {config.unroll_length + 1} steps "
+                "needs at least one step to learn on after the burn-in")
+        if config.n_steps < 1:
+            raise ValueError(f"n_steps must be >= 1, got {config.n_steps}")
+        if config.target_update_period < 1:
+            raise ValueError("target_update_period must be >= 1")
+        self.config = config
+        self.unroll_length = int(config.unroll_length)
+        self.num_actions = int(action_space.n)
+        self.num_envs = int(config.num_envs)
+        self.num_training_envs = self.num_envs - int(config.eval_envs)
+        self.epsilons = r2d2.per_env_epsilons(self.num_envs, int(config.eval_envs),
+                                              config.epsilon_base, config.epsilon_alpha,
+                                              config.eval_epsilon)
+
+        def build():
+            return make_network(config.network, self.num_actions, observation_space,
+                                head="q", **config.network_kwargs)
+
+        self.network = build()
+        self.target_network = build()
+        self._observation_shape = tuple(observation_space.shape or ())
+        self._observation_dtype = tf.as_dtype(np.dtype(observation_space.dtype))
+        self._run_once()  # creates any lazily built variables of both networks
+        self._online_vars = list(self.network.trainable_variables)
+        self._target_vars = list(self.target_network.trainable_variables)
+        self._check_twins(self.network.variables, self.target_network.variables)
+        self._copy_to_target()
+
+        self.optimizer = make_optimizer(config)
+        self.optimizer.build(self._online_vars)
+        self._rng = np.random.default_rng(config.seed)
+        self._action_rng = tf.random.Generator.from_seed(config.seed + 1)
+        self._epsilon_table = tf.constant(self.epsilons)
+        self.train_steps = 0
+
+        state_spec = tf.nest.map_structure(
+            lambda s: tf.TensorSpec([None] + list(s.shape[1:]), s.dtype),
+            tuple(self.network.initial_state(1)))
+        env_spec = EnvOutput(
+            tf.TensorSpec([None], tf.float32), tf.TensorSpec([None], tf.bool),
+            tf.TensorSpec([None] + list(self._observation_shape), self._observation_dtype))
+        self._infer_fn = tf.function(self._infer_graph, input_signature=[
+            tf.TensorSpec([None], tf.int32), tf.TensorSpec([None], tf.int32), env_spec,
+            state_spec])
+
+        steps = self.unroll_length + 1
+
+        def timed(spec):
+            return tf.TensorSpec([steps] + list(spec.shape), spec.dtype)
+
+        self._train_fn = tf.function(self._train_graph, input_signature=[
+            state_spec, timed(tf.TensorSpec([None], tf.int32)),
+            EnvOutput(*(timed(s) for s in env_spec)), timed(tf.TensorSpec([None], tf.int32)),
+            tf.TensorSpec([None], tf.float32)])
+
+    # ----------------------------------------------------------------- set-up
+
+    def _run_once(self):
+        env_output = EnvOutput(
+            tf.zeros([1]), tf.zeros([1], tf.bool),
+            tf.zeros((1,) + self._observation_shape, self._observation_dtype))
+        for net in (self.network, self.target_network):
+            net(tf.zeros([1], tf.int32), env_output, tuple(net.initial_state(1)))
+
+    @staticmethod
+    def _check_twins(online, target):
+        if len(online) != len(target) or any(
+                a.shape != b.shape for a, b in zip(online, target)):
+            raise RuntimeError("online and target networks do not have the same variables")
+
+    def _copy_to_target(self):
+        for src, dst in zip(self.network.variables, self.target_network.variables):
+            dst.assign(src)
+
+    # ------------------------------------------------------------ the contract
+
+    def initial_state(self, batch_size):
+        return tuple(np.asarray(s) for s in self.network.initial_state(batch_size))
+
+    def is_eval_env(self, env_id) -> bool:
+        """True for the last ``config.eval_envs`` env ids: they act, they are not trained on."""
+        return int(env_id) >= self.num_training_envs
+
+    def infer(self, env_ids, prev_action, env_output, core_state):
+        env_output = EnvOutput(np.asarray(env_output[0], np.float32),
+                               np.asarray(env_output[1], bool),
+                               np.asarray(env_output[2]))
+        action, q_values, state = self._infer_fn(
+            tf.convert_to_tensor(np.asarray(env_ids, np.int32)),
+            tf.convert_to_tensor(np.asarray(prev_action, np.int32)),
+            env_output, tuple(core_state))
+        action = action.numpy()
+        return (action, {"q_values": q_values.numpy(), "action": action},
+                tuple(s.numpy() for s in state))
+
+    def _infer_graph(self, env_ids, prev_action, env_output, core_state):
+        outputs, state = self.network(prev_action, env_output, core_state)
+        q_values = outputs["q_values"]
+        greedy = tf.argmax(q_values, axis=-1, output_type=tf.int32)
+        batch = tf.shape(greedy)[0]
+        epsilon = tf.gather(self._epsilon_table, env_ids)
+        explore = self._action_rng.uniform([batch]) < epsilon
+        random_action = self._action_rng.uniform([batch], 0, self.num_actions, tf.int32)
+        return tf.where(explore, random_action, greedy), q_values, tuple(state)
+
+    def new_buffer(self) -> PrioritizedReplay:
+        return PrioritizedReplay(self.config.replay_capacity, self.config.priority_exponent,
+                                 self.config.importance_sampling_exponent)
+
+    def train_step(self, buffer):
+        """One learner step on a prioritized sample; None once the buffer is closed."""
+        config = self.config
+        while len(buffer) < max(config.replay_min_size, 1):
+            if buffer.closed:
+                return None
+            time.sleep(WAIT_POLL_S)
+        if buffer.closed:
+            return None
+        indices, unrolls, weights = buffer.sample(config.batch_size, self._rng)
+        for u in unrolls:
+            if u.length != self.unroll_length + 1:
+                raise ValueError(f"replayed unroll has {u.length} steps; this agent learns on "
+                                 f"unroll_length + 1 = {self.unroll_length + 1}")
+        batch = stack_unrolls(unrolls)
+        loss, priorities, mean_q, grad_norm = self._train_fn(
+            tuple(batch.core_state), batch.prev_action.astype(np.int32),
+            EnvOutput(batch.env_output.reward.astype(np.float32),
+                      batch.env_output.done.astype(bool), batch.env_output.observation),
+            batch.agent_output["action"].astype(np.int32), weights.astype(np.float32))
+        priorities = priorities.numpy()
+        buffer.update_priorities(indices, priorities)
+        self.train_steps += 1
+        if self.train_steps % config.target_update_period == 0:
+            self._copy_to_target()
+        return {
+            "env_steps_trained": float((self.unroll_length - config.burn_in) * len(unrolls)),
+            "loss": float(loss),
+            "mean_q": float(mean_q),
+            "mean_priority": float(np.mean(priorities)),
+            "grad_norm": float(grad_norm),
+            "mean_importance_weight": float(np.mean(weights)),
+            "replay_size": float(len(buffer)),
+        }
+
+    def _train_graph(self, core_state, prev_action, env_output, action, weights):
+        config = self.config
+        burn_in = int(config.burn_in)
+        online_state = target_state = core_state
+        if burn_in:
+            head = EnvOutput(*(x[:burn_in] for x in env_output))
+            _, online_state = self.network(prev_action[:burn_in], head, core_state, unroll=True)
+            online_state = tf.nest.map_structure(tf.stop_gradient, online_state)
+            _, target_state = self.target_network(prev_action[:burn_in], head, core_state,
+                                                  unroll=True)
+        rest = EnvOutput(*(x[burn_in:] for x in env_output))
+        target_q = self.target_network(prev_action[burn_in:], rest, target_state,
+                                       unroll=True)[0]["q_values"]
+        with tf.GradientTape() as tape:
+            q = self.network(prev_action[burn_in:], rest, online_state,
+                             unroll=True)[0]["q_values"]  # [L+1, B, A]
+            targets = r2d2.r2d2_targets(q, target_q, rest.reward, rest.done,
+                                        config.discounting, config.n_steps,
+                                        config.value_rescale_eps)  # [L, B]
+            q_taken = tf.gather(q[:-1], action[burn_in:-1], axis=-1, batch_dims=2)
+            loss, abs_td = r2d2.td_loss(q_taken, targets, weights)
+        grads = tape.gradient(loss, self._online_vars)
+        grads, grad_norm = tf.clip_by_global_norm(grads, config.grad_clip_norm)
+        self.optimizer.apply_gradients(zip(grads, self._online_vars))
+        priorities = r2d2.sequence_priorities(abs_td, config.priority_eta)
+        return loss, priorities, tf.reduce_mean(q_taken), grad_norm
+
+    def parameters(self):
+        return list(self.network.variables)
+
+    def checkpoint_state(self) -> dict:
+        state = {}
+        for prefix, variables in (("online", self.network.variables),
+                                  ("target", self.target_network.variables),
+                                  ("optimizer", self.optimizer.variables)):
+            for i, v in enumerate(variables):
+                state[f"{prefix}/{i:04d}"] = np.array(v.numpy())
+        state["train_steps"] = np.array(self.train_steps, np.int64)
+        return state
+
+    def restore_state(self, state: dict) -> None:
+        for prefix, variables in (("online", self.network.variables),
+                                  ("target", self.target_network.variables),
+                                  ("optimizer", self.optimizer.variables)):
+            for i, v in enumerate(variables):
+                key = f"{prefix}/{i:04d}"
+                if key not in state:
+                    raise KeyError(f"checkpoint lacks {key}: it is not from this agent/network")
+                v.assign(state[key])
+        self.train_steps = int(state.get("train_steps", self.train_steps))
