@@ -1,4 +1,4 @@
-"""The DMLab experiment configs load, validate and name a level, network and env options that exist."""
+"""The DMLab experiment configs load, validate, and name a level and network that exist."""
 
 from pathlib import Path
 

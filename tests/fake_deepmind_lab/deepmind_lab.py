@@ -96,7 +96,7 @@ def _type_name(value) -> str:
 
 
 class Lab:
-    """``deepmind_lab.Lab(level, observations, config={}, renderer='software', level_cache=None)``."""
+    """``Lab(level, observations, config={}, renderer='software', level_cache=None)``."""
 
     def __init__(self, level, observations, config=None, renderer="software",
                  level_cache=None):
