@@ -1,0 +1,186 @@
+"""The V-trace actor-critic agent (IMPALA's learner, as SEED RL runs it).
+
+Implements the contract of :mod:`seed.agents.base`. One instance serves both
+inference (``infer``, a batched policy step that samples actions) and training
+(``train_step``, one optimizer step on a FIFO batch of unrolls); the two share
+the network's variables and may run concurrently.
+
+Learning rate: constant ``config.learning_rate`` unless
+``config.lr_decay_to_zero``, in which case the runtime calls
+:meth:`VTraceAgent.set_progress` with ``frames_done / config.frames`` and the
+rate is ``learning_rate * max(0, 1 - fraction)`` (linear decay to zero over the
+frame budget, as upstream SEED's polynomial decay of power 1).
+"""
+
+from __future__ import annotations
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from seed.agents.vtrace import actor_critic_loss, align_unroll
+from seed.networks import make_network
+from seed.replay.unroll_queue import UnrollQueue
+from seed.types import EnvOutput, stack_unrolls
+
+
+def make_optimizer(config):
+    """The Keras optimizer ``config.optimizer`` names, with the config's hyper-parameters."""
+    if config.optimizer == "adam":
+        return keras.optimizers.Adam(learning_rate=config.learning_rate,
+                                     epsilon=config.adam_epsilon)
+    if config.optimizer == "rmsprop":
+        return keras.optimizers.RMSprop(learning_rate=config.learning_rate, rho=config.rms_decay,
+                                        momentum=config.rms_momentum,
+                                        epsilon=config.rms_epsilon)
+    raise ValueError(f"unknown optimizer {config.optimizer!r}: choose adam or rmsprop")
+
+
+def _spec(shape, dtype):
+    return tf.TensorSpec(list(shape), tf.as_dtype(dtype))
+
+
+class VTraceAgent:
+    def __init__(self, config, observation_space, action_space):
+        self.config = config
+        self.num_actions = int(action_space.n)
+        self.unroll_length = int(config.unroll_length)
+        self.network = make_network(config.network, self.num_actions, observation_space,
+                                    head="actor_critic", **config.network_kwargs)
+        self.optimizer = make_optimizer(config)
+        self.optimizer.build(self.network.trainable_variables)
+        self._rng = tf.random.Generator.from_seed(config.seed)
+
+        obs_shape = tuple(int(d) for d in (observation_space.shape or ()))
+        self._obs_dtype = np.dtype(observation_space.dtype)
+        self._state_specs = tuple((tuple(s.shape[1:]), s.dtype)
+                                  for s in self.network.initial_state(1))
+
+        def env_spec(lead):
+            return EnvOutput(_spec(lead, np.float32), _spec(lead, np.bool_),
+                             _spec(list(lead) + list(obs_shape), self._obs_dtype))
+
+        def state_spec(lead):
+            return tuple(_spec(list(lead) + list(shape), dtype) for shape, dtype in self._state_specs)
+
+        self._infer_fn = tf.function(self._infer_graph, input_signature=[
+            _spec([None], np.int32), env_spec([None]), state_spec([None])])
+
+        steps, batch = self.unroll_length + 1, int(config.batch_size)
+        self._train_fn = tf.function(self._train_graph, input_signature=[
+            state_spec([batch]), _spec([steps, batch], np.int32), env_spec([steps, batch]),
+            _spec([steps, batch], np.int32), _spec([steps, batch, self.num_actions], np.float32)])
+
+    # -- inference -----------------------------------------------------------------------
+
+    def initial_state(self, batch_size):
+        return tuple(np.asarray(s) for s in self.network.initial_state(batch_size))
+
+    def _infer_graph(self, prev_action, env_output, core_state):
+        outputs, new_state = self.network(prev_action, env_output, core_state)
+        logits = outputs["policy_logits"]
+        seed = self._rng.make_seeds(1)[:, 0]
+        action = tf.random.stateless_categorical(logits, 1, seed, dtype=tf.int32)[:, 0]
+        return action, logits, outputs["baseline"], new_state
+
+    def infer(self, env_ids, prev_action, env_output, core_state):
+        """One batched policy step; ``env_ids`` are not used by this agent."""
+        del env_ids
+        env_output = EnvOutput(np.asarray(env_output.reward, np.float32),
+                               np.asarray(env_output.done, np.bool_),
+                               np.asarray(env_output.observation, self._obs_dtype))
+        action, logits, baseline, new_state = self._infer_fn(
+            np.asarray(prev_action, np.int32), env_output,
+            tuple(np.asarray(s, dtype.as_numpy_dtype)
+                  for s, (_, dtype) in zip(core_state, self._state_specs)))
+        action = action.numpy()
+        agent_output = {"action": action, "policy_logits": logits.numpy(),
+                        "baseline": baseline.numpy()}
+        return action, agent_output, tuple(s.numpy() for s in new_state)
+
+    # -- training ------------------------------------------------------------------------
+
+    def new_buffer(self):
+        return UnrollQueue(self.config.effective_queue_capacity())
+
+    def set_progress(self, fraction: float) -> None:
+        """Tell the agent how much of the frame budget is spent (``frames / config.frames``).
+
+        With ``config.lr_decay_to_zero`` the learning rate becomes
+        ``learning_rate * max(0, 1 - fraction)``; otherwise this does nothing.
+        """
+        if self.config.lr_decay_to_zero:
+            scale = max(0.0, 1.0 - float(fraction))
+            self.optimizer.learning_rate.assign(self.config.learning_rate * scale)
+
+    def _train_graph(self, core_state, prev_action, env_output, behaviour_action,
+                     behaviour_logits):
+        c = self.config
+        variables = self.network.trainable_variables
+        with tf.GradientTape() as tape:
+            learner_outputs, _ = self.network(prev_action, env_output, core_state, unroll=True)
+            aligned = align_unroll(
+                learner_outputs, {"action": behaviour_action, "policy_logits": behaviour_logits},
+                env_output)
+            loss, metrics = actor_critic_loss(
+                **aligned, discounting=c.discounting, baseline_cost=c.baseline_cost,
+                entropy_cost=c.entropy_cost, lambda_=c.lambda_, max_abs_reward=c.max_abs_reward)
+        grads = tape.gradient(loss, variables)
+        grad_norm = tf.linalg.global_norm(grads)
+        if c.grad_clip_norm > 0:
+            grads, _ = tf.clip_by_global_norm(grads, c.grad_clip_norm, use_norm=grad_norm)
+        self.optimizer.apply_gradients(zip(grads, variables))
+        metrics["grad_norm"] = grad_norm
+        metrics["learning_rate"] = tf.convert_to_tensor(self.optimizer.learning_rate)
+        return metrics
+
+    def train_step(self, buffer):
+        """One optimizer step on ``config.batch_size`` unrolls; None once the buffer closed."""
+        n = int(self.config.batch_size)
+        while True:
+            unrolls = buffer.get_many(n, timeout=0.5)
+            if unrolls is not None:
+                break
+            if buffer.closed:
+                return None
+        batch = stack_unrolls(unrolls)
+        env_output = EnvOutput(np.asarray(batch.env_output.reward, np.float32),
+                               np.asarray(batch.env_output.done, np.bool_),
+                               np.asarray(batch.env_output.observation, self._obs_dtype))
+        metrics = self._train_fn(
+            tuple(np.asarray(s, dtype.as_numpy_dtype)
+                  for s, (_, dtype) in zip(batch.core_state, self._state_specs)),
+            np.asarray(batch.prev_action, np.int32), env_output,
+            np.asarray(batch.agent_output["action"], np.int32),
+            np.asarray(batch.agent_output["policy_logits"], np.float32))
+        out = {k: float(v) for k, v in metrics.items()}
+        out["env_steps_trained"] = self.unroll_length * n
+        return out
+
+    # -- parameters and checkpoints ------------------------------------------------------
+
+    def parameters(self):
+        return list(self.network.trainable_variables)
+
+    def _checkpoint_variables(self):
+        named = [(f"network/{i:03d}", v) for i, v in enumerate(self.network.trainable_variables)]
+        named += [(f"optimizer/{i:03d}", v) for i, v in enumerate(self.optimizer.variables)]
+        return named
+
+    def checkpoint_state(self):
+        """Network and optimizer variables (Adam moments, step count) by position."""
+        return {name: np.array(v.numpy()) for name, v in self._checkpoint_variables()}
+
+    def restore_state(self, state):
+        named = self._checkpoint_variables()
+        missing = sorted({n for n, _ in named} - set(state))
+        extra = sorted(set(state) - {n for n, _ in named})
+        if missing or extra:
+            raise ValueError(f"checkpoint does not fit this agent: missing {missing}, "
+                             f"unexpected {extra}")
+        for name, v in named:
+            value = np.asarray(state[name])
+            if tuple(value.shape) != tuple(v.shape):
+                raise ValueError(f"checkpoint {name}: shape {value.shape}, expected {v.shape}")
+        for name, v in named:
+            v.assign(state[name])
