@@ -280,6 +280,17 @@ def test_train_step_waits_for_min_size_and_stops_on_close():
     assert agent.train_step(closed) is None
 
 
+def test_learning_rate_decays_linearly_only_when_asked():
+    agent = R2D2Agent(make_config(learning_rate=1e-3, lr_decay_to_zero=True), OBS_SPACE, ACT_SPACE)
+    agent.set_progress(0.25)
+    assert float(agent.optimizer.learning_rate.numpy()) == pytest.approx(7.5e-4)
+    agent.set_progress(1.5)
+    assert float(agent.optimizer.learning_rate.numpy()) == 0.0
+    constant = R2D2Agent(make_config(learning_rate=1e-3), OBS_SPACE, ACT_SPACE)
+    constant.set_progress(0.5)
+    assert float(constant.optimizer.learning_rate.numpy()) == pytest.approx(1e-3)
+
+
 def test_checkpoint_round_trip():
     agent = R2D2Agent(make_config(), OBS_SPACE, ACT_SPACE)
     buffer = agent.new_buffer()

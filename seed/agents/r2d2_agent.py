@@ -9,6 +9,8 @@
   n-step double-Q targets (:mod:`seed.agents.r2d2`), new priorities are
   ``eta max|td| + (1 - eta) mean|td|`` per sequence, and the target network is
   a copy of the online one, refreshed every ``target_update_period`` steps.
+* Learning rate: constant, or with ``config.lr_decay_to_zero`` linear to zero
+  over the frame budget through :meth:`R2D2Agent.set_progress` (the runtime calls it).
 
 Time alignment (:mod:`seed.types`): the Q value learnt at step ``t`` is
 ``Q(s_t, agent_output['action'][t])``; its transition yields ``reward[t + 1]``
@@ -151,6 +153,16 @@ class R2D2Agent:
         random_action = self._action_rng.uniform([batch], 0, self.num_actions, tf.int32)
         return tf.where(explore, random_action, greedy), q_values, tuple(state)
 
+    def set_progress(self, fraction: float) -> None:
+        """Tell the agent how much of the frame budget is spent (``frames / config.frames``).
+
+        With ``config.lr_decay_to_zero`` the learning rate becomes
+        ``learning_rate * max(0, 1 - fraction)`` (as the V-trace agent); else nothing.
+        """
+        if self.config.lr_decay_to_zero:
+            scale = max(0.0, 1.0 - float(fraction))
+            self.optimizer.learning_rate.assign(self.config.learning_rate * scale)
+
     def new_buffer(self) -> PrioritizedReplay:
         return PrioritizedReplay(self.config.replay_capacity, self.config.priority_exponent,
                                  self.config.importance_sampling_exponent)
@@ -188,6 +200,7 @@ class R2D2Agent:
             "grad_norm": float(grad_norm),
             "mean_importance_weight": float(np.mean(weights)),
             "replay_size": float(len(buffer)),
+            "learning_rate": float(self.optimizer.learning_rate.numpy()),
         }
 
     def _train_graph(self, core_state, prev_action, env_output, action, weights):
