@@ -14,7 +14,7 @@ from concurrent import futures
 
 import grpc
 
-from seed.transport.proto import pb2_grpc
+from seed.transport.proto import pb2, pb2_grpc
 
 MAX_MESSAGE_BYTES = 512 * 1024 * 1024  # IMPALA parameter pulls of large networks
 
@@ -43,13 +43,54 @@ def normalize_server_address(address: str) -> str:
     return address
 
 
+class Undecodable:
+    """Stands in for a request whose bytes did not parse; handlers answer INVALID_ARGUMENT."""
+
+    def __init__(self, kind: str, error: Exception):
+        self.message = f"{kind}: bytes do not parse ({error})"
+
+
+def _tolerant(message_cls):
+    """A deserializer that never raises, so bad bytes reach the handler as Undecodable.
+
+    gRPC answers a deserializer exception with INTERNAL; a client that sent
+    garbage should hear INVALID_ARGUMENT, on its own call only.
+    """
+    def deserialize(data: bytes):
+        try:
+            return message_cls.FromString(data)
+        except Exception as e:  # protobuf DecodeError and friends
+            return Undecodable(message_cls.__name__, e)
+    return deserialize
+
+
+def reject_undecodable(request, context) -> None:
+    if isinstance(request, Undecodable):
+        context.abort(grpc.StatusCode.INVALID_ARGUMENT, request.message)
+
+
+def _handlers(servicer) -> grpc.GenericRpcHandler:
+    def unary(fn, req, resp):
+        return grpc.unary_unary_rpc_method_handler(
+            fn, request_deserializer=_tolerant(req), response_serializer=resp.SerializeToString)
+
+    return grpc.method_handlers_generic_handler("seedrl.Learner", {
+        "GetSpec": unary(servicer.GetSpec, pb2.SpecRequest, pb2.Spec),
+        "StreamSteps": grpc.stream_stream_rpc_method_handler(
+            servicer.StreamSteps, request_deserializer=_tolerant(pb2.StepRequest),
+            response_serializer=pb2.StepResponse.SerializeToString),
+        "SendUnroll": unary(servicer.SendUnroll, pb2.UnrollMessage, pb2.UnrollAck),
+        "GetParameters": unary(servicer.GetParameters, pb2.ParametersRequest, pb2.Parameters),
+    })
+
+
 def start_server(servicer, address: str, max_workers: int) -> tuple[grpc.Server, str]:
     """Serve ``servicer`` (a LearnerServicer) at ``address``; returns (server, bound address)."""
     address = normalize_server_address(address)
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=max_workers,
                                                     thread_name_prefix="grpc"),
                          options=_OPTIONS, maximum_concurrent_rpcs=None)
-    pb2_grpc.add_LearnerServicer_to_server(servicer, server)
+    server.add_generic_rpc_handlers((_handlers(servicer),))
     port = server.add_insecure_port(address)
     if port == 0:
         raise OSError(f"cannot bind learner address {address}")

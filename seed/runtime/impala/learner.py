@@ -15,6 +15,7 @@ import numpy as np
 
 from seed.runtime.learner_core import LearnerCore
 from seed.transport import tensor as wire
+from seed.transport.channel import reject_undecodable
 from seed.transport.proto import pb2, pb2_grpc
 from seed.types import EnvOutput, Unroll
 
@@ -49,6 +50,7 @@ class ImpalaLearnerService(pb2_grpc.LearnerServicer):
 
     # -- gRPC ------------------------------------------------------------------
     def GetSpec(self, request, context):
+        reject_undecodable(request, context)
         return self.core.spec_message()
 
     def StreamSteps(self, request_iterator, context):
@@ -56,6 +58,7 @@ class ImpalaLearnerService(pb2_grpc.LearnerServicer):
                       "this learner runs the IMPALA architecture: send unrolls with SendUnroll")
 
     def GetParameters(self, request, context):
+        reject_undecodable(request, context)
         with self._lock:
             version, snapshot = self._version, self._snapshot
             if request.have_version >= version:
@@ -65,6 +68,7 @@ class ImpalaLearnerService(pb2_grpc.LearnerServicer):
             return pb2.Parameters(version=version, values=self._encoded[1])
 
     def SendUnroll(self, request, context):
+        reject_undecodable(request, context)
         try:
             unroll = self._decode(request)
         except wire.WireError as e:

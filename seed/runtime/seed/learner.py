@@ -13,6 +13,7 @@ from seed.inference.state_store import RecurrentStateStore
 from seed.inference.unroll_builder import UnrollBuilder
 from seed.runtime.learner_core import LearnerCore
 from seed.transport import tensor as wire
+from seed.transport.channel import reject_undecodable
 from seed.transport.proto import pb2, pb2_grpc
 from seed.types import EnvOutput
 
@@ -49,6 +50,7 @@ class SeedLearnerService(pb2_grpc.LearnerServicer):
 
     # -- gRPC ------------------------------------------------------------------
     def GetSpec(self, request, context):
+        reject_undecodable(request, context)
         return self.core.spec_message()
 
     def SendUnroll(self, request, context):
@@ -62,6 +64,7 @@ class SeedLearnerService(pb2_grpc.LearnerServicer):
     def StreamSteps(self, request_iterator, context):
         stats = self.core.stats
         for request in request_iterator:
+            reject_undecodable(request, context)
             try:
                 step = self._decode(request)
             except wire.WireError as e:

@@ -1,0 +1,91 @@
+# SEED RL suite. `make help` lists the targets.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+SEED := $(VENV)/bin/seed
+STAMP := $(VENV)/.installed
+
+BENCHMARKS := $(sort $(basename $(notdir $(wildcard experiments/*.yaml))))
+RUN_ID ?= $(shell date +%Y%m%d-%H%M%S)
+# Budget overrides: make atari_pong_vtrace FRAMES=2000000 ACTORS=4
+FRAMES ?=
+SECONDS ?=
+ACTORS ?=
+ENVS ?=
+MODE ?= train
+COMPARE_SECONDS ?= 60
+RUN_FLAGS = $(if $(FRAMES),--frames $(FRAMES)) $(if $(SECONDS),--seconds $(SECONDS)) \
+            $(if $(ACTORS),--actors $(ACTORS)) $(if $(ENVS),--envs-per-actor $(ENVS))
+PYTEST_ARGS ?=
+
+.PHONY: help setup football-setup test test-all demo plots clean distclean dmlab \
+        $(BENCHMARKS) $(addsuffix -impala,$(BENCHMARKS)) $(addprefix compare-,$(BENCHMARKS))
+
+help:  ## list the targets
+	@echo "make demo                 set up .venv, run a short SEED-vs-IMPALA comparison on Atari Pong, plot it"
+	@echo "make test                 set up (Football engine included) and run the test suite"
+	@echo "make test-all             the test suite including slow tests"
+	@echo "make setup                create $(VENV) and install the suite (+ dev and ray extras)"
+	@echo "make football-setup       build and install gfootball into $(VENV) (apt packages too)"
+	@echo "make <benchmark>          train a benchmark under SEED          (results/<benchmark>/seed/<run_id>)"
+	@echo "make <benchmark>-impala   train it under the IMPALA baseline    (results/<benchmark>/impala/<run_id>)"
+	@echo "make compare-<benchmark>  SEED, IMPALA, SEED again for COMPARE_SECONDS each; prints the FPS ratio"
+	@echo "make plots                execute notebooks/ on results/, PNGs to results/plots/"
+	@echo "make dmlab                check DeepMind Lab is installed, then run dmlab_explore_goal_locations_small"
+	@echo "make clean / distclean    remove caches and generated code / also the virtualenv"
+	@echo
+	@echo "benchmarks: $(BENCHMARKS)"
+	@echo "overrides:  FRAMES=  SECONDS=  ACTORS=  ENVS=  MODE=train|serve  COMPARE_SECONDS=60"
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install -q --upgrade pip
+	$(VENV)/bin/pip install -q -e '.[dev,ray]'
+	$(PY) -c "import seed.transport.proto"  # compile the .proto once
+	touch $(STAMP)
+
+football-setup: setup
+	bash scripts/install_football.sh $(VENV)
+
+test: setup football-setup
+	$(VENV)/bin/pytest -m "not slow" $(PYTEST_ARGS)
+
+test-all: setup football-setup
+	$(VENV)/bin/pytest $(PYTEST_ARGS)
+
+demo: setup
+	$(SEED) compare --config experiments/atari_pong_vtrace.yaml --seconds $(or $(SECONDS),45) \
+	    --mode train --logdir results/demo/$(RUN_ID)
+	@echo "plot: results/demo/$(RUN_ID)/compare.png"
+
+$(BENCHMARKS): %: setup
+	$(SEED) train --config experiments/$@.yaml --arch seed --logdir results/$@/seed/$(RUN_ID) $(RUN_FLAGS)
+
+$(addsuffix -impala,$(BENCHMARKS)): %-impala: setup
+	$(SEED) train --config experiments/$*.yaml --arch impala --logdir results/$*/impala/$(RUN_ID) $(RUN_FLAGS)
+
+$(addprefix compare-,$(BENCHMARKS)): compare-%: setup
+	$(SEED) compare --config experiments/$*.yaml --mode $(MODE) \
+	    --seconds $(or $(SECONDS),$(COMPARE_SECONDS)) --logdir results/compare-$*/$(MODE)-$(RUN_ID) \
+	    $(if $(ACTORS),--actors $(ACTORS)) $(if $(ENVS),--envs-per-actor $(ENVS))
+
+# Football benchmarks need the engine built first.
+FOOTBALL := $(filter football%,$(BENCHMARKS))
+$(FOOTBALL) $(addsuffix -impala,$(FOOTBALL)) $(addprefix compare-,$(FOOTBALL)): football-setup
+
+dmlab: setup
+	$(PY) -m envs.dmlab --check
+	$(MAKE) dmlab_explore_goal_locations_small
+
+plots: setup
+	$(PY) scripts/run_notebooks.py --results results --out results/plots
+
+clean:
+	rm -rf .pytest_cache build *.egg-info seed/transport/seed_rl_pb2*.py
+	find . -name __pycache__ -not -path './$(VENV)/*' -prune -exec rm -rf {} +
+
+distclean: clean
+	rm -rf $(VENV)

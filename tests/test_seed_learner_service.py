@@ -1,0 +1,115 @@
+"""The SEED learner service over a real gRPC server: bad input isolation, specs, actions."""
+
+import threading
+import uuid
+
+import grpc
+import numpy as np
+import pytest
+
+from seed.config import Config
+from seed.runtime.learner_core import EnvSpec, LearnerCore
+from seed.runtime.seed.actor import run_actor
+from seed.runtime.seed.learner import SeedLearnerService
+from seed.transport import tensor as wire
+from seed.transport.channel import connect, start_server
+from seed.transport.proto import pb2
+
+
+@pytest.fixture(scope="module")
+def learner():
+    config = Config(env="toy:catch", actors=2, envs_per_actor=2, train=False,
+                    inference_timeout_ms=1.0, frames=10_000, progress=False)
+    core = LearnerCore(config, EnvSpec.probe(config.env, config.env_kwargs))
+    service = SeedLearnerService(core)
+    server, address = start_server(service, "", max_workers=16)
+    yield core, service, address
+    service.close()
+    core.stop()
+    server.stop(0)
+
+
+def good_request(ids, run, obs_shape=(10, 5), **overrides):
+    k = len(ids)
+    fields = dict(actor_id=0, run_id=run, env_ids=ids,
+                  reward=wire.encode(np.zeros(k, np.float32)),
+                  done=wire.encode(np.ones(k, bool)),
+                  observation=wire.encode(np.zeros((k,) + obs_shape, np.float32)))
+    fields.update(overrides)
+    return pb2.StepRequest(**fields)
+
+
+def stream_one(stub, request):
+    return next(stub.StreamSteps(iter([request])))
+
+
+def test_spec_tells_an_actor_everything_it_needs(learner):
+    _, _, address = learner
+    channel, stub = connect(address)
+    spec = stub.GetSpec(pb2.SpecRequest(actor_id=0), timeout=10)
+    channel.close()
+    assert spec.arch == "seed" and spec.env == "toy:catch"
+    assert spec.envs_per_actor == 2 and spec.num_actors == 2 and spec.num_actions == 3
+    assert spec.observation.dtype == "float32" and list(spec.observation.shape) == [10, 5]
+    assert spec.frames_per_step == 1
+
+
+def test_a_step_gets_one_valid_action_per_env(learner):
+    _, _, address = learner
+    channel, stub = connect(address)
+    reply = stream_one(stub, good_request([2, 3], uuid.uuid4().hex))
+    channel.close()
+    actions = wire.decode(reply.action, dtype="int32", shape=(2,))
+    assert ((0 <= actions) & (actions < 3)).all()
+
+
+@pytest.mark.parametrize("overrides,message", [
+    (dict(reward=wire.encode(np.zeros(2, np.float64))), "expected dtype float32"),
+    (dict(observation=wire.encode(np.zeros((2, 10, 6), np.float32))), "expected shape"),
+    (dict(env_ids=[1, 4]), "env id out of range"),
+    (dict(env_ids=[1, 1]), "duplicate env ids"),
+    (dict(done=pb2.Tensor(dtype="bool", shape=[2], data=b"\x01")), "bytes do not fill"),
+    (dict(run_id=""), "run_id must be set"),
+])
+def test_bad_requests_get_invalid_argument_with_a_reason(learner, overrides, message):
+    _, _, address = learner
+    channel, stub = connect(address)
+    with pytest.raises(grpc.RpcError) as err:
+        stream_one(stub, good_request([0, 1], uuid.uuid4().hex, **overrides))
+    channel.close()
+    assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert message in err.value.details()
+
+
+def test_garbage_bytes_on_a_live_stream_leave_other_actors_running(learner):
+    core, _, address = learner
+    results = {}
+
+    def actor():  # a well-formed actor stepping throughout
+        results["exit"] = run_actor(address, task=1, max_steps=400)
+
+    t = threading.Thread(target=actor)
+    t.start()
+    channel = grpc.insecure_channel(address.replace("unix:", "unix:"))
+    raw = channel.stream_stream("/seedrl.Learner/StreamSteps")  # bytes in, bytes out
+    with pytest.raises(grpc.RpcError) as err:
+        next(raw(iter([b"\xff\xff\xff\xff garbage \x00"])))
+    channel.close()
+    assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "do not parse" in err.value.details()
+    t.join(60)
+    assert results.get("exit") == 0
+    # And the learner still serves a brand-new stream afterwards.
+    channel, stub = connect(address)
+    reply = stream_one(stub, good_request([0, 1], uuid.uuid4().hex))
+    channel.close()
+    assert wire.decode(reply.action).shape == (2,)
+
+
+def test_seed_learner_refuses_impala_calls(learner):
+    _, _, address = learner
+    channel, stub = connect(address)
+    with pytest.raises(grpc.RpcError) as err:
+        stub.GetParameters(pb2.ParametersRequest(have_version=-1), timeout=10)
+    channel.close()
+    assert err.value.code() == grpc.StatusCode.FAILED_PRECONDITION
