@@ -237,7 +237,8 @@ def _run_bandit(seed, lstm_size=0):
     done = np.ones(B, bool)  # run start
     prev_action = np.zeros(B, np.int32)
     state = agent.initial_state(B)
-    partial = [[] for _ in range(B)]  # per env: (core_state_before, prev_action, env_out, agent_out)
+    # Per env, the steps so far: (core state before, prev_action, env output, agent output).
+    partial = [[] for _ in range(B)]
     rewards_seen = []
     for _ in range(50 * T + 1):
         env_output = EnvOutput(reward, done, obs)

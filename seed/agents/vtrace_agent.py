@@ -61,7 +61,8 @@ class VTraceAgent:
                              _spec(list(lead) + list(obs_shape), self._obs_dtype))
 
         def state_spec(lead):
-            return tuple(_spec(list(lead) + list(shape), dtype) for shape, dtype in self._state_specs)
+            return tuple(_spec(list(lead) + list(shape), dtype)
+                         for shape, dtype in self._state_specs)
 
         self._infer_fn = tf.function(self._infer_graph, input_signature=[
             _spec([None], np.int32), env_spec([None]), state_spec([None])])
