@@ -10,6 +10,11 @@ Learning rate: constant ``config.learning_rate`` unless
 :meth:`VTraceAgent.set_progress` with ``frames_done / config.frames`` and the
 rate is ``learning_rate * max(0, 1 - fraction)`` (linear decay to zero over the
 frame budget, as upstream SEED's polynomial decay of power 1).
+
+Action sampling draws from a ``tf.random.Generator`` seeded with ``config.seed``,
+so two agents built from the same config sample the same random stream: a
+runtime that builds one agent per actor process (IMPALA) should give each a
+distinct seed, e.g. ``dataclasses.replace(config, seed=config.seed * 1000 + task)``.
 """
 
 from __future__ import annotations
