@@ -141,10 +141,11 @@ def main(argv=None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     args = build_parser().parse_args(argv)
     from seed.config import ConfigError
+    from seed.runtime.checkpoint import CheckpointError
     import envs
     try:
         return args.fn(args)
-    except (ConfigError, envs.UnknownEnvError) as e:
+    except (ConfigError, envs.UnknownEnvError, CheckpointError) as e:
         print(f"seed: error: {e}", file=sys.stderr)
         return 2
 

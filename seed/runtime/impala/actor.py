@@ -39,9 +39,13 @@ def _limit_tf_threads() -> None:
 class LocalPolicy:
     """The agent's network and inference, with parameters pulled from the learner."""
 
-    def __init__(self, config, envs: ActorEnvs):
+    def __init__(self, config, envs: ActorEnvs, task: int):
+        import dataclasses
+
         from seed.agents import make_agent
         env = envs.envs[0]
+        # Each actor samples actions from its own random stream.
+        config = dataclasses.replace(config, seed=config.seed * 1000 + 1 + task)
         self.agent = make_agent(config, env.observation_space, env.action_space)
         self.params = self.agent.parameters()
         self.version = -1
@@ -76,7 +80,7 @@ def run_actor(address: str, task: int, max_steps: int = 0, log_interval_s: float
                 state["envs"] = ActorEnvs(spec.env, json.loads(spec.env_kwargs_json),
                                           list(range(task * k, (task + 1) * k)),
                                           seed=config.seed)
-                state["policy"] = LocalPolicy(config, state["envs"])
+                state["policy"] = LocalPolicy(config, state["envs"], task)
             _act(stub, task, state, max_steps, log_interval_s)
         finally:
             channel.close()
