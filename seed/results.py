@@ -1,0 +1,454 @@
+"""Reading what runs and benchmarks wrote under a results root, for notebooks and tools.
+
+A *run directory* is what ``seed train`` writes (DESIGN.md, "What every run writes"):
+``config.json``, ``metrics.csv``, ``episodes.csv`` (plus ``summary.json``,
+``checkpoint.npz`` and TensorBoard files, which are optional here). Usually it lies at
+``results/<benchmark>/<architecture>/<run_id>/``, but any directory holding a
+``config.json`` is one.
+
+* :func:`find_runs` lists run directories under a root; :func:`load_run` reads one into a
+  :class:`Run` (config, architecture, benchmark, metrics and episodes as pandas
+  DataFrames), raising :class:`RunDirError` with one line naming the file and what is
+  wrong when the directory is partial or damaged; :func:`load_runs` loads all of them and
+  returns the ones it had to skip, with the reason.
+* :func:`load_compare`, :func:`load_sweep`, :func:`load_roofline` read what
+  ``seed compare`` / ``seed roofline`` write (``compare.csv``, ``sweep.csv``,
+  ``results/roofline/*.json``), raising :class:`ResultsFileError` on a bad file;
+  :func:`find_compare_files` and friends find them.
+* :func:`steady_fps`, :func:`rolling_returns` and :func:`mean_curve` are the few
+  computations the notebooks share.
+
+Frames are env frames (emulator frames: an Atari step with frame skip 4 is 4 frames), as
+the runs write them; ``Run.frames_per_step`` tells how many frames one env step is.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from seed.metrics.writer import EPISODE_COLUMNS, METRICS_COLUMNS
+
+CONFIG = "config.json"
+METRICS = "metrics.csv"
+EPISODES = "episodes.csv"
+SUMMARY = "summary.json"
+
+#: Columns a metrics.csv must have to be read; the writer's other columns are optional
+#: (filled with NaN when absent, so an older run still loads).
+REQUIRED_METRICS = ["wall_time", "env_steps", "env_frames", "fps", "learner_steps",
+                    "learner_fps", "episodes", "episode_return"]
+#: Columns an episodes.csv must have.
+REQUIRED_EPISODES = ["wall_time", "env_frames", "episode_return", "episode_length"]
+#: Columns a compare.csv must have (one row per run of ``seed compare``).
+REQUIRED_COMPARE = ["arch", "run", "fps"]
+#: Columns a sweep.csv must have (one row per network size of ``seed compare --sweep-network``).
+REQUIRED_SWEEP = ["size", "seed_fps", "impala_fps"]
+
+# Files whose presence marks a directory as (part of) a run.
+_RUN_MARKERS = (CONFIG, METRICS, EPISODES)
+
+
+class ResultsError(ValueError):
+    """Something under a results root cannot be read; the message is one line."""
+
+
+class RunDirError(ResultsError):
+    """A run directory that is partial or damaged."""
+
+
+class ResultsFileError(ResultsError):
+    """A compare/sweep/roofline file that is missing, empty or damaged."""
+
+
+@dataclasses.dataclass
+class Run:
+    path: Path
+    config: dict            # config.json["config"]: the run's Config fields
+    architecture: str       # "seed" or "impala"
+    benchmark: str          # experiments/ config name, else the env name ("toy_catch")
+    env: str
+    frames_per_step: int    # env frames per env step (Atari: the frame skip)
+    machine: dict           # config.json["machine"], {} when absent
+    metrics: pd.DataFrame   # metrics.csv, numeric columns
+    episodes: pd.DataFrame  # episodes.csv, numeric columns (may have no rows)
+    summary: dict | None    # summary.json, None when the run did not finish cleanly
+
+    @property
+    def run_id(self) -> str:
+        return self.path.name
+
+    @property
+    def seed(self) -> int | None:
+        return self.config.get("seed")
+
+    @property
+    def label(self) -> str:
+        return f"{self.benchmark}/{self.architecture}/{self.run_id}"
+
+
+# --------------------------------------------------------------------------- discovery
+
+def _check_root(root) -> Path:
+    root = Path(root)
+    if not root.exists():
+        raise ResultsError(f"results root {root} does not exist")
+    if not root.is_dir():
+        raise ResultsError(f"results root {root} is not a directory")
+    return root
+
+
+def find_runs(root, include_partial: bool = False) -> list[Path]:
+    """Run directories under ``root`` (``root`` itself included), sorted.
+
+    A run directory holds a ``config.json``. With ``include_partial`` a directory that
+    holds only a ``metrics.csv`` or ``episodes.csv`` counts too (a run whose
+    ``config.json`` was lost), so that :func:`load_runs` can say why it skips it.
+    TensorBoard folders (``tb/``) are not searched.
+    """
+    root = _check_root(root)
+    markers = _RUN_MARKERS if include_partial else (CONFIG,)
+    found = set()
+    for marker in markers:
+        for f in root.rglob(marker):
+            if f.is_file() and "tb" not in f.relative_to(root).parts[:-1]:
+                found.add(f.parent)
+    return sorted(found)
+
+
+# --------------------------------------------------------------------------- CSV reading
+
+def _read_csv(path: Path, required: list[str], optional: list[str], error,
+              allow_no_rows: bool) -> pd.DataFrame:
+    """A strictly checked numeric CSV: every row has the header's field count, every
+    value is a number or empty, the required columns are there."""
+    if not path.exists():
+        raise error(f"{path}: missing")
+    if not path.is_file():
+        raise error(f"{path}: not a file")
+    try:
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError) as e:
+        raise error(f"{path}: cannot be read ({type(e).__name__}: {e})") from e
+    if not text.strip():
+        raise error(f"{path}: empty (no header)")
+    try:
+        rows = list(csv.reader(text.splitlines()))
+    except csv.Error as e:
+        raise error(f"{path}: not valid CSV ({e})") from e
+    header = [h.strip() for h in rows[0]]
+    missing = [c for c in required if c not in header]
+    if missing:
+        raise error(f"{path}: missing column(s) {', '.join(missing)} "
+                    f"(header is {','.join(header)[:120]})")
+    body = [r for r in rows[1:] if r]
+    for i, r in enumerate(body, start=2):
+        if len(r) != len(header):
+            raise error(f"{path}: line {i} has {len(r)} fields, the header has {len(header)} "
+                        "(truncated or garbled row)")
+    if not body and not allow_no_rows:
+        raise error(f"{path}: header only, no rows (the run logged nothing)")
+    df = pd.DataFrame(body, columns=header)
+    for col in header:
+        values = pd.to_numeric(df[col].str.strip().replace("", np.nan), errors="coerce")
+        bad = values.isna() & (df[col].str.strip() != "")
+        if bad.any():
+            line = int(np.flatnonzero(bad.to_numpy())[0]) + 2
+            raise error(f"{path}: line {line}, column {col}: {df[col][bad].iloc[0]!r} is not "
+                        "a number")
+        df[col] = values
+    for col in optional:
+        if col not in df.columns:
+            df[col] = np.nan
+    return df
+
+
+def read_metrics(path) -> pd.DataFrame:
+    return _read_csv(Path(path), REQUIRED_METRICS, METRICS_COLUMNS, RunDirError,
+                     allow_no_rows=False)
+
+
+def read_episodes(path) -> pd.DataFrame:
+    return _read_csv(Path(path), REQUIRED_EPISODES, EPISODE_COLUMNS, RunDirError,
+                     allow_no_rows=True)
+
+
+def _read_json(path: Path, error, what: str):
+    if not path.exists():
+        raise error(f"{path}: missing ({what})")
+    try:
+        return json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError) as e:
+        raise error(f"{path}: cannot be read ({type(e).__name__}: {e})") from e
+    except ValueError as e:
+        raise error(f"{path}: not valid JSON ({e})") from e
+
+
+# --------------------------------------------------------------------------- runs
+
+def load_config(run_dir) -> dict:
+    """The whole config.json of a run, checked to hold a ``config`` mapping."""
+    path = Path(run_dir) / CONFIG
+    data = _read_json(path, RunDirError, "not a run directory, or the run never started")
+    if not isinstance(data, dict) or not isinstance(data.get("config"), dict):
+        raise RunDirError(f"{path}: has no 'config' mapping (not written by seed train)")
+    return data
+
+
+def _benchmark_name(config: dict) -> str:
+    if config.get("benchmark"):
+        return str(config["benchmark"])
+    return str(config.get("env", "unknown")).replace(":", "_")
+
+
+def load_run(run_dir) -> Run:
+    """Read one run directory; RunDirError (one line) if it is partial or damaged."""
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        raise RunDirError(f"{run_dir}: not a directory")
+    data = load_config(run_dir)
+    config = data["config"]
+    arch = data.get("architecture") or config.get("arch")
+    if not isinstance(arch, str) or not arch:
+        raise RunDirError(f"{run_dir / CONFIG}: names no architecture (config.arch)")
+    try:
+        fps_unit = int(data.get("frames_per_step", 1))
+    except (TypeError, ValueError):
+        raise RunDirError(f"{run_dir / CONFIG}: frames_per_step "
+                          f"{data.get('frames_per_step')!r} is not an integer") from None
+    summary = None
+    if (run_dir / SUMMARY).exists():
+        summary = _read_json(run_dir / SUMMARY, RunDirError, "")
+    return Run(path=run_dir, config=config, architecture=arch,
+               benchmark=_benchmark_name(config), env=str(config.get("env", "")),
+               frames_per_step=fps_unit, machine=data.get("machine") or {},
+               metrics=read_metrics(run_dir / METRICS),
+               episodes=read_episodes(run_dir / EPISODES), summary=summary)
+
+
+def load_runs(root) -> tuple[list[Run], list[tuple[Path, str]]]:
+    """Every readable run under ``root``, and ``(dir, reason)`` for each one skipped."""
+    runs, skipped = [], []
+    for d in find_runs(root, include_partial=True):
+        try:
+            runs.append(load_run(d))
+        except RunDirError as e:
+            skipped.append((d, str(e)))
+    return runs, skipped
+
+
+def runs_table(runs: list[Run]) -> pd.DataFrame:
+    """One row per run: what it is and what it reached (for printing)."""
+    rows = []
+    for r in runs:
+        m = r.metrics
+        rows.append({
+            "benchmark": r.benchmark, "arch": r.architecture, "run": r.run_id,
+            "seed": r.seed, "env": r.env, "frames_per_step": r.frames_per_step,
+            "env_frames": int(m["env_frames"].max()), "wall_s": float(m["wall_time"].max()),
+            "episodes": len(r.episodes),
+            "steady_fps": steady_fps(m, bool(r.config.get("train", True))),
+            "final_return": (float(r.episodes["episode_return"].tail(100).mean())
+                             if len(r.episodes) else float("nan")),
+        })
+    return pd.DataFrame(rows, columns=["benchmark", "arch", "run", "seed", "env",
+                                       "frames_per_step", "env_frames", "wall_s",
+                                       "episodes", "steady_fps", "final_return"])
+
+
+# --------------------------------------------------------------------------- computations
+
+def steady_state(metrics: pd.DataFrame, train: bool = True) -> dict:
+    """Steady-state figures of a run's metrics by the rule ``seed compare`` uses
+    (:mod:`seed.bench.steady`: everything after the first row with frames, and in train
+    mode learner steps; fps from the cumulative counters over that window), so a run's
+    figure and a compare's figure mean the same thing. Keys: steady (False when the run
+    was too short for a window), fps, learner_fps, window_s, ..."""
+    from seed.bench.steady import steady_state as rule
+    records = [{k: (None if pd.isna(v) else float(v)) for k, v in row.items()}
+               for row in metrics.to_dict("records")]
+    return rule(records, train)
+
+
+def steady_fps(metrics: pd.DataFrame, train: bool = True, column: str = "fps") -> float:
+    """Steady-state env frames/s (``column="learner_fps"``: trained frames/s); NaN if
+    the run logged no frames."""
+    value = steady_state(metrics, train).get(column)
+    return float("nan") if value is None else float(value)
+
+
+def rolling_returns(episodes: pd.DataFrame, window: int) -> pd.DataFrame:
+    """Episodes sorted by frames, with ``return_rolling``: the mean return of the last
+    ``window`` episodes (fewer at the start)."""
+    if window < 1:
+        raise ValueError(f"rolling window must be >= 1, got {window}")
+    out = episodes.sort_values(["env_frames", "wall_time"], kind="stable").reset_index(drop=True)
+    out["return_rolling"] = out["episode_return"].rolling(window, min_periods=1).mean()
+    return out
+
+
+def return_curve(rolled: pd.DataFrame, x: str = "env_frames") -> tuple[np.ndarray, np.ndarray]:
+    """(x, rolling return) with one point per distinct ``x``: episodes are logged once per
+    log interval, so many share one ``env_frames``/``wall_time``; the point is the rolling
+    mean after the last of them. ``rolled`` comes from :func:`rolling_returns`."""
+    if rolled.empty:
+        return np.zeros(0), np.zeros(0)
+    last = rolled.groupby(x, sort=True)["return_rolling"].last()
+    return last.index.to_numpy(float), last.to_numpy(float)
+
+
+def mean_curve(curves: list[tuple[np.ndarray, np.ndarray]], points: int = 200) -> pd.DataFrame:
+    """Mean, std, min and max over runs of curves ``(x, y)``, on a common grid of ``x``.
+
+    Each curve is interpolated (linearly) onto ``points`` values of x from the largest
+    first x to the smallest last x of the curves, so that every run covers the grid
+    (a curve is never extrapolated). Returns columns x, mean, std, min, max, runs.
+    """
+    curves = [(np.asarray(x, float), np.asarray(y, float)) for x, y in curves if len(x)]
+    if not curves:
+        return pd.DataFrame(columns=["x", "mean", "std", "min", "max", "runs"])
+    lo = max(float(x[0]) for x, _ in curves)
+    hi = min(float(x[-1]) for x, _ in curves)
+    if hi < lo:  # curves do not overlap: nothing to average over
+        return pd.DataFrame(columns=["x", "mean", "std", "min", "max", "runs"])
+    grid = np.linspace(lo, hi, points if hi > lo else 1)
+    ys = np.stack([np.interp(grid, x, y) for x, y in curves])
+    return pd.DataFrame({"x": grid, "mean": ys.mean(0), "std": ys.std(0),
+                         "min": ys.min(0), "max": ys.max(0), "runs": len(curves)})
+
+
+# --------------------------------------------------------------------------- compare outputs
+
+def find_compare_files(root) -> list[Path]:
+    """Every ``compare.csv`` under ``root``, sorted."""
+    return sorted(p for p in _check_root(root).rglob("compare.csv") if p.is_file())
+
+
+def find_sweep_files(root) -> list[Path]:
+    """Every ``sweep.csv`` under ``root``, sorted."""
+    return sorted(p for p in _check_root(root).rglob("sweep.csv") if p.is_file())
+
+
+def find_roofline_files(root) -> list[Path]:
+    """The ``*.json`` files of ``<root>/roofline/`` (and below), sorted."""
+    d = _check_root(root) / "roofline"
+    return sorted(p for p in d.rglob("*.json") if p.is_file()) if d.is_dir() else []
+
+
+def _read_table(path: Path, required: list[str], numeric: tuple) -> pd.DataFrame:
+    """A CSV whose columns are partly text (arch, run, network): pandas, then checks."""
+    if not path.exists():
+        raise ResultsFileError(f"{path}: missing")
+    if path.stat().st_size == 0:
+        raise ResultsFileError(f"{path}: empty (no header)")
+    try:
+        df = pd.read_csv(path)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as e:
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise ResultsFileError(f"{path}: not valid CSV ({first})") from e
+    df.columns = [str(c).strip() for c in df.columns]
+    missing = [c for c in required if c not in df.columns]
+    if missing:
+        raise ResultsFileError(f"{path}: missing column(s) {', '.join(missing)} "
+                               f"(header is {','.join(df.columns)[:120]})")
+    if df.empty:
+        raise ResultsFileError(f"{path}: header only, no rows")
+    for col in numeric:
+        if col in df.columns:
+            values = pd.to_numeric(df[col], errors="coerce")
+            bad = values.isna() & df[col].notna()
+            if bad.any():
+                raise ResultsFileError(f"{path}: column {col}: {df[col][bad].iloc[0]!r} is "
+                                       "not a number")
+            df[col] = values
+    return df
+
+
+def _benchmark_of(path: Path, root: Path | None) -> str:
+    """The benchmark a compare/sweep file belongs to: its first folder under the root."""
+    if root is not None:
+        try:
+            parts = path.parent.relative_to(root).parts
+            if parts:
+                return parts[0]
+        except ValueError:
+            pass
+    return path.parent.name
+
+
+def load_compare(path, root=None) -> pd.DataFrame:
+    """One compare.csv (``seed compare``: one row per run, columns run, arch, fps,
+    learner_fps, ...), with columns added: ``source`` (the file), ``compare_dir``,
+    ``benchmark`` (the first folder under ``root``), and from the ``compare.json``
+    beside it, when readable, ``mode`` (train/serve) and ``fps_ratio`` (SEED/IMPALA)."""
+    path = Path(path)
+    df = _read_table(path, REQUIRED_COMPARE, ("fps", "learner_fps", "cpu_util", "env_frames"))
+    df["arch"] = df["arch"].astype(str)
+    df["run"] = df["run"].astype(str)
+    df["source"] = str(path)
+    df["compare_dir"] = str(path.parent)
+    if "benchmark" not in df.columns:
+        df["benchmark"] = _benchmark_of(path, Path(root) if root else None)
+    meta = load_compare_json(path.parent / "compare.json")
+    df["mode"] = meta.get("mode", "")
+    ratio = meta.get("fps_ratio")
+    if ratio is None:  # compute it as seed compare does: mean SEED fps / mean IMPALA fps
+        s_fps = df.loc[df["arch"] == "seed", "fps"].mean()
+        i_fps = df.loc[df["arch"] == "impala", "fps"].mean()
+        ratio = s_fps / i_fps if i_fps and not math.isnan(i_fps) else float("nan")
+    df["fps_ratio"] = float(ratio)
+    return df
+
+
+def load_compare_json(path) -> dict:
+    """compare.json as a dict ({} when it is absent or unreadable: it only adds detail)."""
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def load_sweep(path, root=None) -> pd.DataFrame:
+    """One sweep.csv (``seed compare --sweep-network``: one row per network size, columns
+    size, network, parameters, seed_fps, impala_fps, fps_ratio, ...), with ``source``
+    and ``benchmark`` added as :func:`load_compare` does."""
+    path = Path(path)
+    df = _read_table(path, REQUIRED_SWEEP,
+                     ("seed_fps", "impala_fps", "fps_ratio", "parameters",
+                      "inf_cpu_us_per_sample_b1"))
+    df["size"] = df["size"].astype(str)
+    df["source"] = str(path)
+    if "benchmark" not in df.columns:
+        df["benchmark"] = _benchmark_of(path, Path(root) if root else None)
+    return df
+
+
+def load_roofline(path) -> dict:
+    """One roofline JSON: a mapping, with ``source`` added."""
+    path = Path(path)
+    data = _read_json(path, ResultsFileError, "")
+    if not isinstance(data, dict):
+        raise ResultsFileError(f"{path}: expected a JSON object, got {type(data).__name__}")
+    if not isinstance(data.get("ceilings"), dict):
+        raise ResultsFileError(f"{path}: has no 'ceilings' mapping (not written by seed roofline)")
+    data = dict(data)
+    data["source"] = str(path)
+    return data
+
+
+def load_all(root, finder, loader) -> tuple[list, list[tuple[Path, str]]]:
+    """``loader`` over every file ``finder(root)`` finds: (loaded, [(file, reason)])."""
+    loaded, skipped = [], []
+    for p in finder(root):
+        try:
+            loaded.append(loader(p))
+        except ResultsFileError as e:
+            skipped.append((p, str(e)))
+    return loaded, skipped

@@ -1,0 +1,259 @@
+"""seed.results: discovering and loading runs and compare outputs; clear errors on damage.
+
+``make_tree`` builds a small, well-formed results tree (two benchmarks' worth of runs is
+not needed: one benchmark, two architectures, two seeds each, plus a compare, a sweep and
+a roofline file) that test_notebooks.py reuses.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from seed import results as R
+from seed.metrics.writer import EPISODE_COLUMNS, METRICS_COLUMNS
+
+BENCH = "toy_catch"
+
+
+def _write_csv(path: Path, columns, rows):
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(columns)
+        for r in rows:
+            w.writerow(["" if r.get(c) is None else r[c] for c in columns])
+
+
+def make_run(run_dir: Path, arch: str, seed: int, fps: float, intervals: int = 8,
+             episodes_per_interval: int = 6, frames_per_step: int = 1, env="toy:catch",
+             benchmark=BENCH) -> Path:
+    """A fake but well-formed run directory: config.json, metrics.csv, episodes.csv."""
+    run_dir.mkdir(parents=True)
+    config = {"env": env, "arch": arch, "agent": "vtrace", "network": "mlp",
+              "network_kwargs": {}, "benchmark": benchmark, "actors": 2, "envs_per_actor": 4,
+              "unroll_length": 20, "batch_size": 8, "seed": seed, "train": True}
+    (run_dir / "config.json").write_text(json.dumps(
+        {"config": config, "machine": {"cores": 2}, "architecture": arch,
+         "frames_per_step": frames_per_step}))
+    rng = np.random.default_rng(seed)
+    metrics, episodes = [], []
+    frames, wall = 0, 0.0
+    for i in range(intervals):
+        wall += 5.0
+        frames += int(fps * 5.0)
+        rets = list(np.clip(-1 + 2 * (i + 1) / intervals + rng.normal(0, 0.3, episodes_per_interval),
+                            -1, 1))
+        metrics.append({"wall_time": wall, "env_steps": frames // frames_per_step,
+                        "env_frames": frames, "fps": fps * (0.5 if i == 0 else 1.0),
+                        "learner_steps": 10 * i, "learner_fps": 0 if i == 0 else fps * 0.9,
+                        "inference_batch_size": 8, "queue_fill": 0.5,
+                        "episodes": len(rets), "episode_return": float(np.mean(rets)),
+                        "latency_p50_ms": 1.0, "latency_p99_ms": 3.0, "loss": 0.1})
+        for k, ret in enumerate(rets):
+            episodes.append({"wall_time": wall, "env_frames": frames, "actor": k % 2,
+                             "env_id": k, "episode_return": round(float(ret), 4),
+                             "episode_length": 9})
+    _write_csv(run_dir / "metrics.csv", METRICS_COLUMNS, metrics)
+    _write_csv(run_dir / "episodes.csv", EPISODE_COLUMNS, episodes)
+    return run_dir
+
+
+def make_tree(root: Path) -> Path:
+    """Two architectures x two seeds of one benchmark, a compare, a sweep, a roofline."""
+    for arch, fps in (("seed", 400.0), ("impala", 250.0)):
+        for seed in (0, 1):
+            make_run(root / BENCH / arch / f"run-{seed}", arch, seed, fps + 20 * seed)
+    cmp_dir = root / BENCH / "compare" / "20260101-000000"
+    cmp_dir.mkdir(parents=True)
+    cols = ["run", "arch", "rc", "steady", "warmup_s", "window_s", "fps", "learner_fps",
+            "env_frames", "wall_s", "run_dir"]
+    rows = [{"run": "seed-1", "arch": "seed", "rc": 0, "steady": True, "fps": 410.0,
+             "learner_fps": 380.0, "env_frames": 20000},
+            {"run": "impala-1", "arch": "impala", "rc": 0, "steady": True, "fps": 205.0,
+             "learner_fps": 190.0, "env_frames": 10000},
+            {"run": "seed-2", "arch": "seed", "rc": 0, "steady": True, "fps": 390.0,
+             "learner_fps": 370.0, "env_frames": 19000}]
+    _write_csv(cmp_dir / "compare.csv", cols, rows)
+    (cmp_dir / "compare.json").write_text(json.dumps({"mode": "train", "fps_ratio": 1.95}))
+    sweep_dir = root / BENCH / "compare" / "sweep"
+    sweep_dir.mkdir(parents=True)
+    _write_csv(sweep_dir / "sweep.csv",
+               ["size", "network", "parameters", "inf_cpu_us_per_sample_b1", "seed_fps",
+                "impala_fps", "fps_ratio"],
+               [{"size": "small", "network": "mlp", "parameters": 5000,
+                 "inf_cpu_us_per_sample_b1": 50, "seed_fps": 500, "impala_fps": 300,
+                 "fps_ratio": 1.67},
+                {"size": "large", "network": "mlp", "parameters": 9000000,
+                 "inf_cpu_us_per_sample_b1": 900, "seed_fps": 300, "impala_fps": 60,
+                 "fps_ratio": 5.0}])
+    (root / "roofline").mkdir()
+    (root / "roofline" / "toy_catch_mlp.json").write_text(json.dumps(
+        {"env": "toy:catch", "network": "mlp", "network_kwargs": {},
+         "config": {"actors": 2, "envs_per_actor": 4, "unroll_length": 20, "batch_size": 8},
+         "ceilings": {"seed_train": 1000.0, "seed_serve": 2000.0, "impala_train": 800.0,
+                      "impala_serve": 1500.0, "simulation_only": 50000.0}}))
+    return root
+
+
+# ----------------------------------------------------------------------------- good trees
+
+def test_find_and_load_runs(tmp_path):
+    root = make_tree(tmp_path)
+    found = R.find_runs(root)
+    assert [p.relative_to(root).as_posix() for p in found] == [
+        f"{BENCH}/impala/run-0", f"{BENCH}/impala/run-1", f"{BENCH}/seed/run-0",
+        f"{BENCH}/seed/run-1"]
+    runs, skipped = R.load_runs(root)
+    assert skipped == []
+    assert {(r.architecture, r.seed) for r in runs} == {("seed", 0), ("seed", 1),
+                                                         ("impala", 0), ("impala", 1)}
+    r = R.load_run(root / BENCH / "seed" / "run-1")
+    assert r.benchmark == BENCH and r.config["seed"] == 1 and r.frames_per_step == 1
+    assert list(r.metrics.columns) == R.METRICS_COLUMNS  # parameter_pull_ms filled, empty
+    assert r.metrics["parameter_pull_ms"].isna().all()
+    assert len(r.metrics) == 8 and len(r.episodes) == 48
+    assert r.metrics["env_frames"].iloc[-1] == 8 * int(420.0 * 5)
+    table = R.runs_table(runs)
+    # Steady state by compare's rule: cumulative frames after the warm-up row (row 1).
+    fps = table.set_index(["arch", "seed"])["steady_fps"]
+    assert fps["seed", 1] == pytest.approx(420.0, rel=1e-3)
+    assert fps["impala", 0] == pytest.approx(250.0, rel=1e-3)
+
+
+def test_benchmark_falls_back_to_env_name(tmp_path):
+    d = make_run(tmp_path / "x", "seed", 0, 100.0, benchmark="", env="atari:Pong",
+                 frames_per_step=4)
+    r = R.load_run(d)
+    assert r.benchmark == "atari_Pong" and r.frames_per_step == 4
+
+
+def test_compare_sweep_roofline_loaders(tmp_path):
+    root = make_tree(tmp_path)
+    [cmp_path] = R.find_compare_files(root)
+    df = R.load_compare(cmp_path, root)
+    assert list(df["run"]) == ["seed-1", "impala-1", "seed-2"]
+    assert df["benchmark"].unique().tolist() == [BENCH]
+    assert df["mode"].iloc[0] == "train" and df["fps_ratio"].iloc[0] == pytest.approx(1.95)
+    (cmp_path.parent / "compare.json").unlink()  # ratio then computed from the rows
+    df = R.load_compare(cmp_path, root)
+    assert df["fps_ratio"].iloc[0] == pytest.approx(400.0 / 205.0)
+    [sweep] = R.find_sweep_files(root)
+    s = R.load_sweep(sweep, root)
+    assert list(s["size"]) == ["small", "large"] and s["parameters"].dtype.kind in "if"
+    [roof] = R.find_roofline_files(root)
+    assert R.load_roofline(roof)["ceilings"]["seed_train"] == 1000.0
+
+
+def test_rolling_and_mean_curve():
+    import pandas as pd
+    ep = pd.DataFrame({"wall_time": [3, 1, 2, 4], "env_frames": [30, 10, 20, 40],
+                       "episode_return": [3.0, 1.0, 2.0, 4.0]})
+    out = R.rolling_returns(ep, 2)
+    assert out["env_frames"].tolist() == [10, 20, 30, 40]
+    assert out["return_rolling"].tolist() == [1.0, 1.5, 2.5, 3.5]
+    agg = R.mean_curve([(np.array([0, 10.0]), np.array([0, 10.0])),
+                        (np.array([5, 20.0]), np.array([2, 2.0]))], points=3)
+    # common grid 5..10 (no extrapolation), mean of y=x and y=2
+    assert agg["x"].tolist() == [5.0, 7.5, 10.0]
+    assert agg["mean"].tolist() == pytest.approx([3.5, 4.75, 6.0])
+    assert agg["min"].tolist() == pytest.approx([2, 2, 2]) and (agg["runs"] == 2).all()
+    assert R.mean_curve([(np.array([0, 1.0]), np.zeros(2)),
+                         (np.array([2, 3.0]), np.zeros(2))]).empty
+
+
+# ----------------------------------------------------------------------------- damage
+
+def _damage(run: Path, how: str) -> str:
+    """Damage a run directory; returns a fragment its RunDirError must contain."""
+    if how == "no_config":
+        (run / "config.json").unlink()
+        return "config.json: missing"
+    if how == "bad_json":
+        (run / "config.json").write_text('{"config": {"env": ')
+        return "config.json: not valid JSON"
+    if how == "no_config_key":
+        (run / "config.json").write_text('{"env": "toy:catch"}')
+        return "has no 'config' mapping"
+    if how == "no_metrics":
+        (run / "metrics.csv").unlink()
+        return "metrics.csv: missing"
+    if how == "empty_metrics":
+        (run / "metrics.csv").write_text("")
+        return "metrics.csv: empty"
+    if how == "header_only":
+        (run / "metrics.csv").write_text(",".join(METRICS_COLUMNS) + "\n")
+        return "header only"
+    if how == "missing_column":
+        lines = (run / "metrics.csv").read_text().splitlines()
+        cols = lines[0].split(",")
+        i = cols.index("env_frames")
+        (run / "metrics.csv").write_text("\n".join(
+            ",".join(f for j, f in enumerate(line.split(",")) if j != i) for line in lines))
+        return "missing column(s) env_frames"
+    if how == "truncated_row":
+        text = (run / "episodes.csv").read_text()
+        (run / "episodes.csv").write_text(text + "12.5,300,1")
+        return "episodes.csv: line 50 has 3 fields"
+    if how == "garbled_value":
+        lines = (run / "metrics.csv").read_text().splitlines()
+        lines[3] = "abc" + lines[3][lines[3].index(","):]
+        (run / "metrics.csv").write_text("\n".join(lines) + "\n")
+        return "metrics.csv: line 4, column wall_time: 'abc' is not a number"
+    if how == "binary":
+        (run / "episodes.csv").write_bytes(b"\xff\xfe\x00garbage\x00\x81")
+        return "episodes.csv: cannot be read"
+    raise ValueError(how)
+
+
+DAMAGE = ["no_config", "bad_json", "no_config_key", "no_metrics", "empty_metrics",
+          "header_only", "missing_column", "truncated_row", "garbled_value", "binary"]
+
+
+@pytest.mark.parametrize("how", DAMAGE)
+def test_damaged_run_dir_gives_one_line_error(tmp_path, how):
+    run = make_run(tmp_path / BENCH / "seed" / "r", "seed", 0, 100.0)
+    fragment = _damage(run, how)
+    with pytest.raises(R.RunDirError) as e:
+        R.load_run(run)
+    msg = str(e.value)
+    assert fragment in msg and "\n" not in msg and str(run) in msg
+
+
+def test_load_runs_skips_damaged_and_says_why(tmp_path):
+    root = make_tree(tmp_path)
+    bad = root / BENCH / "impala" / "run-1"
+    _damage(bad, "no_config")  # still found: it has metrics.csv
+    runs, skipped = R.load_runs(root)
+    assert len(runs) == 3
+    assert [(d, "config.json: missing" in why) for d, why in skipped] == [(bad, True)]
+    assert bad not in R.find_runs(root)  # a strict search wants config.json
+
+
+def test_bad_compare_files(tmp_path):
+    root = make_tree(tmp_path)
+    [cmp_path] = R.find_compare_files(root)
+    cmp_path.write_text("run,arch\nseed-1,seed\n")
+    with pytest.raises(R.ResultsFileError, match="missing column.*fps"):
+        R.load_compare(cmp_path, root)
+    cmp_path.write_text("run,arch,fps\nseed-1,seed,fast\n")
+    with pytest.raises(R.ResultsFileError, match="column fps: 'fast' is not a number"):
+        R.load_compare(cmp_path, root)
+    cmp_path.write_text("")
+    with pytest.raises(R.ResultsFileError, match="empty"):
+        R.load_compare(cmp_path, root)
+    [roof] = R.find_roofline_files(root)
+    roof.write_text("[1, 2]")
+    with pytest.raises(R.ResultsFileError, match="expected a JSON object"):
+        R.load_roofline(roof)
+    loaded, skipped = R.load_all(root, R.find_roofline_files, R.load_roofline)
+    assert loaded == [] and skipped[0][0] == roof
+
+
+def test_missing_root(tmp_path):
+    with pytest.raises(R.ResultsError, match="does not exist"):
+        R.find_runs(tmp_path / "nope")
+    assert R.find_runs(tmp_path) == []
