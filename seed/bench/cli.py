@@ -1,0 +1,87 @@
+"""``seed compare`` and ``seed roofline`` (registered into ``seed.cli``)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+
+def _load(args):
+    from seed.cli import _load_config
+    return _load_config(args)
+
+
+def _log_interval(args):
+    """1 s unless the user set log_interval_s (short runs need several rows)."""
+    if any(s.replace("-", "_").startswith("log_interval_s=") for s in args.set):
+        return None
+    return 1.0
+
+
+def cmd_compare(args) -> int:
+    from seed.bench import compare
+    config = _load(args)
+    if config.seconds <= 0:
+        print("seed: error: seed compare needs --seconds S (a wall-clock budget per run)",
+              file=sys.stderr)
+        return 2
+    out_dir = Path(args.logdir) if args.logdir else compare.default_dir(config)
+    command = [Path(sys.argv[0]).name] + sys.argv[1:]
+    try:
+        if args.sweep_network:
+            from seed.bench import sweep
+            res = sweep.run_sweep(config, args.sweep_network, args.mode, config.seconds,
+                                  out_dir, _log_interval(args), command, budget=args.budget)
+            print(res["table"])
+            print(f"results in {out_dir} (sweep.csv, sweep.png, <size>/compare.csv)")
+            failed = [r for r in res["rows"] if r["seed_fps"] is None or r["impala_fps"] is None]
+            return 1 if failed else 0
+        res = compare.run_compare(config, args.mode, config.seconds, out_dir,
+                                  _log_interval(args), command, budget=args.budget)
+    except KeyboardInterrupt:
+        print("seed compare: interrupted; runs stopped", file=sys.stderr)
+        return 130
+    print(res["table"])
+    print(f"results in {out_dir} (compare.csv, compare.json)")
+    return 0 if all(r["rc"] == 0 for r in res["runs"]) else 1
+
+
+def cmd_roofline(args) -> int:
+    from seed.bench import roofline
+    # The run budget flags mean nothing here; --seconds is the time per measurement.
+    seconds = args.seconds if args.seconds else 10.0
+    args.seconds = None
+    config = _load(args)
+    if seconds <= 0:
+        print("seed: error: --seconds must be positive", file=sys.stderr)
+        return 2
+    result = roofline.run_roofline(config, seconds=seconds, processes=args.processes)
+    path = roofline.write_roofline(result, args.out)
+    print(roofline.format_roofline(result))
+    print(f"written to {path}")
+    return 0
+
+
+def register(subparsers) -> None:
+    from seed.cli import _add_run_flags
+
+    p = subparsers.add_parser(
+        "compare", help="SEED, IMPALA, SEED again on one config; steady-state FPS table")
+    _add_run_flags(p)
+    p.add_argument("--mode", choices=("train", "serve"), default="train",
+                   help="train: the full loop; serve: inference only (set train=false)")
+    p.add_argument("--budget", choices=("steady", "total"), default="steady",
+                   help="steady: --seconds of steady state per run (warm-up not counted); "
+                        "total: --seconds from the learner's start, warm-up included")
+    p.add_argument("--sweep-network", metavar="A,B,C",
+                   help="run the compare per network size (small,medium,large or network "
+                        "names) and plot FPS against inference cost")
+    p.set_defaults(fn=cmd_compare)
+
+    p = subparsers.add_parser(
+        "roofline", help="this machine's ceiling FPS for a config: sim, inference, training")
+    _add_run_flags(p)
+    p.add_argument("--processes", type=int, default=None,
+                   help="simulation processes (default: one per core)")
+    p.add_argument("--out", help="JSON to write (default results/roofline/<env>_<network>.json)")
+    p.set_defaults(fn=cmd_roofline)

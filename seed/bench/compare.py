@@ -1,0 +1,294 @@
+"""``seed compare``: SEED, then IMPALA, then SEED again, on one config and one budget.
+
+Each run is its own ``python -m seed.cli train`` process (process isolation: no
+TensorFlow state, threads or sockets carried from one run to the next) with a
+wall-clock budget and a frame budget too large to matter. Budget (``--budget``):
+
+* ``steady`` (default): every run gets ``seconds`` of *steady state*. Compare
+  watches the run's ``metrics.csv`` and stops the run (SIGTERM: a clean stop)
+  once the steady window (see :mod:`seed.bench.steady`) spans ``seconds``; the
+  run's own ``config.seconds`` is ``seconds + warmup_cap_s``, a backstop for a run
+  that never warms up. Warm-up differs a lot between the architectures (an IMPALA
+  actor imports TensorFlow and builds the model before its first step, and the
+  learner sees nothing until a whole unroll arrives), and on a loaded machine can
+  exceed a short total budget, so this is the fair default.
+* ``total``: ``config.seconds = seconds`` from the learner's start, warm-up
+  included; the steady window is whatever is left.
+
+The
+config is resolved once (defaults, ``--config``, flags) and written to
+``DIR/base_config.json``; every run reads that file and differs only in
+``--arch``. SEED runs twice, first and last, so drift on a shared machine shows.
+
+For every run: steady-state figures from its ``metrics.csv`` (the rule is in
+:mod:`seed.bench.steady`) and the CPU use of its whole process tree over the same
+window (:mod:`seed.bench.procmon`). Results: a printed table, ``DIR/compare.csv``
+(one row per run) and ``DIR/compare.json`` (rows, ratio, command line, machine
+facts, mode, seconds, config, and the roofline fractions when
+``results/roofline/<env>_<network>.json`` exists).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from seed.bench.procmon import TreeCPUMonitor, usable_cores
+from seed.bench.steady import read_metrics, steady_state, warmup_index
+from seed.config import Config, ConfigError
+
+# One run per entry, in this order: SEED first and last brackets IMPALA in time.
+SCHEDULE = (("seed", 1), ("impala", 1), ("seed", 2))
+
+COLUMNS = ["run", "arch", "rc", "steady", "warmup_s", "window_s", "fps", "learner_fps",
+           "inference_batch_size", "latency_p50_ms", "latency_p99_ms", "parameter_pull_ms",
+           "cpu_util", "cpu_util_run", "env_frames", "wall_s", "run_dir"]
+
+HUGE_FRAMES = 10 ** 15  # the wall-clock budget stops a compare run, never this
+STARTUP_ALLOWANCE_S = 300.0  # a run that takes its config.seconds + this is killed
+WARMUP_CAP_S = 240.0  # budget=steady: longest warm-up a run may take
+
+
+def roofline_path(env: str, network: str) -> Path:
+    return Path("results") / "roofline" / f"{env.replace(':', '_')}_{network}.json"
+
+
+def default_dir(config: Config) -> Path:
+    bench = config.benchmark or config.env.replace(":", "_")
+    return Path("results") / bench / "compare" / time.strftime("%Y%m%d-%H%M%S")
+
+
+def base_config(config: Config, mode: str, seconds: float, log_interval_s: float | None,
+                budget: str = "steady") -> dict:
+    """The resolved config every run of the compare starts from (arch set per run)."""
+    if mode not in ("train", "serve"):
+        raise ConfigError(f"--mode must be train or serve, not {mode!r}")
+    if budget not in ("steady", "total"):
+        raise ConfigError(f"--budget must be steady or total, not {budget!r}")
+    if not seconds or seconds <= 0:
+        raise ConfigError("seed compare needs a positive --seconds budget per run")
+    values = config.to_json()
+    run_seconds = float(seconds) + (WARMUP_CAP_S if budget == "steady" else 0.0)
+    values.update(seconds=run_seconds, frames=HUGE_FRAMES, train=(mode == "train"),
+                  progress=False, logdir="", checkpoint_interval_s=1e9)
+    if log_interval_s is not None:
+        values["log_interval_s"] = float(log_interval_s)
+    if values.get("launcher") == "none":
+        raise ConfigError("seed compare starts its own actors: use --launcher local or ray")
+    Config(**values).validate()
+    return values
+
+
+def _terminate(proc: subprocess.Popen, grace_s: float = 30.0) -> None:
+    if proc.poll() is not None:
+        return
+    proc.send_signal(signal.SIGTERM)  # the run stops its actors and checkpoints
+    try:
+        proc.wait(grace_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def _steady_span(metrics: Path, train: bool) -> float:
+    """Seconds the steady window of a running run spans so far (0 before warm-up ends)."""
+    try:
+        rows = read_metrics(metrics)
+    except (OSError, KeyError, TypeError):
+        return 0.0
+    w = warmup_index(rows, train)
+    if w is None or w + 1 >= len(rows):
+        return 0.0
+    try:
+        return float(rows[-1]["wall_time"]) - float(rows[w]["wall_time"])
+    except (TypeError, ValueError):
+        return 0.0
+
+
+def run_one(config_path: Path, arch: str, run_dir: Path, seconds: float, train: bool,
+            cores: int, echo=print, budget: str = "steady") -> dict:
+    """One ``seed train`` subprocess; returns its row of the compare table."""
+    cmd = [sys.executable, "-m", "seed.cli", "train", "--config", str(config_path),
+           "--arch", arch, "--logdir", str(run_dir), "--no-progress"]
+    run_dir.mkdir(parents=True, exist_ok=True)
+    log_path = run_dir.parent / f"{run_dir.name}.log"
+    env = dict(os.environ, PYTHONUNBUFFERED="1", TF_CPP_MIN_LOG_LEVEL="2")
+    run_seconds = json.loads(config_path.read_text())["seconds"]
+    echo(f"[compare] {run_dir.name}: {arch}, {seconds:g}s "
+         f"{'of steady state' if budget == 'steady' else 'in all'} -> {run_dir}")
+    t0 = time.monotonic()
+    deadline = t0 + run_seconds + STARTUP_ALLOWANCE_S
+    with open(log_path, "wb") as logf:
+        proc = subprocess.Popen(cmd, stdout=logf, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, env=env)
+        monitor = TreeCPUMonitor(proc.pid, run_dir / "metrics.csv").start()
+        try:
+            rc = None
+            while rc is None:
+                try:
+                    rc = proc.wait(timeout=0.5)
+                except subprocess.TimeoutExpired:
+                    if time.monotonic() > deadline:
+                        _terminate(proc)
+                        rc = "timeout"
+                    elif budget == "steady" and \
+                            _steady_span(run_dir / "metrics.csv", train) >= seconds:
+                        _terminate(proc)  # clean stop; exits 0
+                        rc = proc.returncode
+        except BaseException:  # Ctrl-C: stop the run cleanly, then give up
+            _terminate(proc)
+            raise
+        finally:
+            monitor.stop()
+    wall = time.monotonic() - t0
+    row = {c: None for c in COLUMNS}
+    row.update(run=run_dir.name, arch=arch, rc=rc, wall_s=wall, run_dir=str(run_dir),
+               command=cmd, log=str(log_path))
+    metrics = run_dir / "metrics.csv"
+    if metrics.exists():
+        rows = read_metrics(metrics)
+        s = steady_state(rows, train)
+        row.update({k: s[k] for k in ("steady", "warmup_s", "window_s", "fps", "learner_fps",
+                                       "inference_batch_size", "latency_p50_ms",
+                                       "latency_p99_ms", "parameter_pull_ms", "env_frames")})
+        w = warmup_index(rows, train)
+        if s["steady"]:
+            row["cpu_util"] = monitor.utilisation(w + 1, len(rows), cores)
+    row["cpu_util_run"] = monitor.utilisation(cores=cores)
+    if row["cpu_util"] is None:
+        row["cpu_util"] = row["cpu_util_run"]
+    if rc != 0:
+        tail = log_path.read_text(errors="replace").strip().splitlines()[-1:] or ["(no output)"]
+        echo(f"[compare] {run_dir.name} failed (exit {rc}): {tail[0]}  (log: {log_path})")
+    return row
+
+
+def _mean(xs):
+    xs = [x for x in xs if x is not None and not (isinstance(x, float) and math.isnan(x))]
+    return sum(xs) / len(xs) if xs else None
+
+
+def summarise(rows: list[dict]) -> dict:
+    """SEED/IMPALA FPS ratio (mean of the SEED runs) and SEED's drift between its runs."""
+    seed_fps = [r["fps"] for r in rows if r["arch"] == "seed"]
+    impala_fps = _mean([r["fps"] for r in rows if r["arch"] == "impala"])
+    seed_mean = _mean(seed_fps)
+    out = {"seed_fps_mean": seed_mean, "impala_fps": impala_fps, "fps_ratio": None,
+           "seed_drift": None,
+           "seed_cpu_util_mean": _mean([r["cpu_util"] for r in rows if r["arch"] == "seed"]),
+           "impala_cpu_util": _mean([r["cpu_util"] for r in rows if r["arch"] == "impala"])}
+    if seed_mean and impala_fps:
+        out["fps_ratio"] = seed_mean / impala_fps
+    if len(seed_fps) == 2 and None not in seed_fps and seed_mean:
+        out["seed_drift"] = (seed_fps[1] - seed_fps[0]) / seed_mean
+    return out
+
+
+def roofline_fractions(path: Path, mode: str, summary: dict, config: dict) -> dict | None:
+    """Each architecture's FPS as a fraction of the roofline's ceiling, if one exists."""
+    if not path.exists():
+        return None
+    try:
+        roof = json.loads(path.read_text())
+        ceilings = roof["ceilings"]
+    except (ValueError, KeyError):
+        return {"path": str(path), "error": "unreadable roofline file"}
+    out = {"path": str(path), "mode": mode, "roofline_config": roof.get("config", {})}
+    mismatched = [k for k in ("actors", "envs_per_actor", "unroll_length", "batch_size")
+                  if k in roof.get("config", {}) and roof["config"][k] != config.get(k)]
+    if roof.get("network_kwargs", {}) != config.get("network_kwargs", {}):
+        mismatched.append("network_kwargs")
+    out["mismatched"] = mismatched
+    for arch, fps in (("seed", summary["seed_fps_mean"]), ("impala", summary["impala_fps"])):
+        ceiling = ceilings.get(f"{arch}_{mode}")
+        out[f"{arch}_ceiling_fps"] = ceiling
+        out[f"{arch}_fraction"] = (fps / ceiling) if (fps and ceiling) else None
+    return out
+
+
+def _fmt(v, spec):
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "-"
+    return format(v, spec)
+
+
+def format_table(rows: list[dict], summary: dict, roof: dict | None, mode: str,
+                 frames_unit: str = "frames") -> str:
+    head = (f"{'run':<9}{'fps':>10}{'learner':>10}{'batch':>7}{'p50 ms':>8}{'p99 ms':>8}"
+            f"{'pull ms':>9}{'cpu':>6}{'warmup':>8}{'window':>8}")
+    lines = [f"mode={mode}; figures are steady state ({frames_unit}/s; cpu = whole process "
+             "tree / all cores)", head, "-" * len(head)]
+    for r in rows:
+        lines.append(
+            f"{r['run']:<9}{_fmt(r['fps'], ',.0f'):>10}{_fmt(r['learner_fps'], ',.0f'):>10}"
+            f"{_fmt(r['inference_batch_size'], '.1f'):>7}{_fmt(r['latency_p50_ms'], '.2f'):>8}"
+            f"{_fmt(r['latency_p99_ms'], '.2f'):>8}{_fmt(r['parameter_pull_ms'], '.2f'):>9}"
+            f"{_fmt(None if r['cpu_util'] is None else 100 * r['cpu_util'], '.0f'):>5}%"
+            f"{_fmt(r['warmup_s'], '.1f'):>7}s{_fmt(r['window_s'], '.1f'):>7}s"
+            + ("" if r["steady"] else "  (no steady window)")
+            + ("" if r["rc"] == 0 else f"  FAILED (exit {r['rc']})"))
+    ratio = summary["fps_ratio"]
+    lines.append(f"SEED/IMPALA FPS ratio (mean of the SEED runs / IMPALA): "
+                 f"{_fmt(ratio, '.2f')}; SEED drift run 1 -> 2: "
+                 f"{_fmt(None if summary['seed_drift'] is None else 100 * summary['seed_drift'], '+.1f')}%")
+    if roof and "error" not in roof:
+        parts = []
+        for arch in ("seed", "impala"):
+            c, f = roof.get(f"{arch}_ceiling_fps"), roof.get(f"{arch}_fraction")
+            parts.append(f"{arch} {_fmt(f and 100 * f, '.0f')}% of {_fmt(c, ',.0f')}")
+        note = (f" (roofline measured with different {', '.join(roof['mismatched'])})"
+                if roof["mismatched"] else "")
+        lines.append(f"of the {mode} roofline ceiling ({roof['path']}): "
+                     + "; ".join(parts) + note)
+    return "\n".join(lines)
+
+
+def write_csv(path: Path, rows: list[dict], columns: list[str]) -> None:
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(columns)
+        for r in rows:
+            w.writerow(["" if r.get(c) is None else
+                        (f"{r[c]:.6g}" if isinstance(r[c], float) else r[c]) for c in columns])
+
+
+def run_compare(config: Config, mode: str, seconds: float, out_dir: Path,
+                log_interval_s: float | None = 1.0, command: list[str] | None = None,
+                echo=print, budget: str = "steady") -> dict:
+    """Three runs (SEED, IMPALA, SEED) into ``out_dir``; returns what compare.json holds."""
+    from seed.metrics.machine import machine_facts
+
+    values = base_config(config, mode, seconds, log_interval_s, budget)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    existing = [f"{a}-{i}" for a, i in SCHEDULE if (out_dir / f"{a}-{i}").exists()]
+    if existing:
+        raise ConfigError(f"{out_dir} already holds compare runs ({', '.join(existing)}); "
+                          "give another --logdir")
+    config_path = out_dir / "base_config.json"
+    config_path.write_text(json.dumps(values, indent=2))
+    cores = usable_cores()
+    rows = [run_one(config_path, arch, out_dir / f"{arch}-{i}", seconds, mode == "train",
+                    cores, echo, budget) for arch, i in SCHEDULE]
+    summary = summarise(rows)
+    roof = roofline_fractions(roofline_path(values["env"], values["network"]), mode, summary,
+                              values)
+    frames_unit = "frames"
+    result = {
+        "command": command or sys.argv, "mode": mode, "seconds": seconds, "budget": budget,
+        "cores": cores, "machine": machine_facts(), "config": values,
+        "steady_state_rule": "rows after the first row with env_frames > 0"
+                             + (" and learner_steps > 0" if mode == "train" else "")
+                             + " (see seed/bench/steady.py)",
+        "runs": rows, **summary, "roofline": roof,
+    }
+    write_csv(out_dir / "compare.csv", rows, COLUMNS)
+    (out_dir / "compare.json").write_text(json.dumps(result, indent=2, default=str))
+    result["table"] = format_table(rows, summary, roof, mode, frames_unit)
+    return result

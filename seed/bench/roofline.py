@@ -1,0 +1,298 @@
+"""``seed roofline``: the best end-to-end FPS this machine's cores can reach for a config.
+
+Three costs are measured, each in isolation, as CPU seconds (one core busy for one
+second = 1) per env frame:
+
+* ``c_sim``: the environment alone, random actions, one process per core
+  (multiprocessing). Each worker's CPU time / its frames. Also recorded: the
+  pure-simulation ceiling, frames/s summed over the workers.
+* ``c_inf[B]``: ``agent.infer`` on a batch of B envs (random observations from the
+  observation space), CPU time of this process per call / (B x frames per step).
+  Batches measured: ``actors x envs_per_actor`` (the SEED learner's batch),
+  ``envs_per_actor`` (an IMPALA actor's batch) and 1.
+* ``c_train``: ``agent.train_step`` on a buffer kept full of synthetic unrolls of
+  the run's shapes; CPU time per step / (env steps trained x frames per step).
+
+The CPU time of a process counts all its threads, so TensorFlow's intra-op
+parallelism is paid for, not hidden. Each frame is simulated once, inferred once
+and (V-trace) trained on once, so with ``cores`` cores::
+
+    ceiling_train = cores / (c_sim + c_inf[B] + c_train)
+    ceiling_serve = cores / (c_sim + c_inf[B])            (serve mode: no training)
+
+with B the SEED batch for ``seed_*`` and envs_per_actor for ``impala_*``. The
+ceiling leaves out everything the architectures add (transport, unroll assembly,
+parameter pulls, Python glue), which is what a compare run's fraction of the
+ceiling shows. Written to ``results/roofline/<env>_<network>.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing as mp
+import time
+from pathlib import Path
+
+import numpy as np
+
+from seed.bench.procmon import usable_cores
+from seed.config import Config
+
+FORMULA = ("ceiling_train = cores / (c_sim + c_inf + c_train); "
+           "ceiling_serve = cores / (c_sim + c_inf); c_* in CPU seconds per env frame, "
+           "c_inf at the architecture's inference batch (SEED: actors*envs_per_actor, "
+           "IMPALA: envs_per_actor)")
+
+
+# -- simulation -------------------------------------------------------------------------
+
+def _simulate(env_name: str, env_kwargs: dict, seconds: float, seed: int, out) -> None:
+    import envs
+    env = envs.make(env_name, **env_kwargs)
+    rng = np.random.default_rng(seed)
+    n = int(env.action_space.n)
+    fps_unit = int(getattr(env, "frames_per_step", 1))
+    env.reset(seed=seed)
+    steps = 0
+    wall0, cpu0 = time.perf_counter(), time.process_time()
+    while True:
+        for _ in range(64):
+            _, _, terminated, truncated, _ = env.step(int(rng.integers(n)))
+            steps += 1
+            if terminated or truncated:
+                env.reset()
+        if time.perf_counter() - wall0 >= seconds:
+            break
+    out.put({"steps": steps, "frames": steps * fps_unit, "wall_s": time.perf_counter() - wall0,
+             "cpu_s": time.process_time() - cpu0, "frames_per_step": fps_unit})
+    close = getattr(env, "close", None)
+    if close:
+        close()
+
+
+def measure_simulation(env_name: str, env_kwargs: dict, seconds: float,
+                       processes: int) -> dict:
+    """Random-action env stepping in ``processes`` processes at once."""
+    ctx = mp.get_context("spawn")  # no TensorFlow or threads inherited
+    out = ctx.Queue()
+    procs = [ctx.Process(target=_simulate, args=(env_name, env_kwargs, seconds, 1000 + i, out))
+             for i in range(processes)]
+    for p in procs:
+        p.start()
+    results = []
+    try:
+        for _ in procs:
+            results.append(out.get(timeout=seconds + 300))
+    finally:
+        for p in procs:
+            p.join(timeout=10)
+            if p.is_alive():
+                p.terminate()
+    frames = sum(r["frames"] for r in results)
+    steps = sum(r["steps"] for r in results)
+    cpu = sum(r["cpu_s"] for r in results)
+    wall = max(r["wall_s"] for r in results)
+    return {"processes": processes, "steps": steps, "frames": frames,
+            "frames_per_step": results[0]["frames_per_step"],
+            "steps_per_s": sum(r["steps"] / r["wall_s"] for r in results),
+            "frames_per_s": sum(r["frames"] / r["wall_s"] for r in results),
+            "wall_s": wall, "cpu_s": cpu, "cpu_s_per_frame": cpu / frames}
+
+
+# -- inference ---------------------------------------------------------------------------
+
+def _observations(space, n: int, rng: np.random.Generator) -> np.ndarray:
+    low = np.broadcast_to(np.asarray(space.low, np.float64), space.shape)
+    high = np.broadcast_to(np.asarray(space.high, np.float64), space.shape)
+    if np.issubdtype(space.dtype, np.integer):
+        x = rng.integers(low.astype(np.int64), high.astype(np.int64) + 1,
+                         size=(n,) + tuple(space.shape))
+    else:
+        lo, hi = np.maximum(low, -10.0), np.minimum(high, 10.0)
+        x = rng.uniform(lo, hi, size=(n,) + tuple(space.shape))
+    return x.astype(space.dtype)
+
+
+def measure_inference(agent, observation_space, batch: int, seconds: float,
+                      frames_per_step: int, min_calls: int = 5) -> dict:
+    """``agent.infer`` on ``batch`` envs, repeated for ``seconds`` (at least ``min_calls``)."""
+    from seed.types import EnvOutput
+    rng = np.random.default_rng(0)
+    obs = _observations(observation_space, batch, rng)
+    env_ids = np.arange(batch, dtype=np.int32)
+    prev = np.zeros(batch, np.int32)
+    env_out = EnvOutput(np.zeros(batch, np.float32), np.zeros(batch, bool), obs)
+    state = agent.initial_state(batch)
+    for _ in range(3):  # trace and warm up
+        prev, _, state = agent.infer(env_ids, prev, env_out, state)
+    calls = 0
+    wall0, cpu0 = time.perf_counter(), time.process_time()
+    while calls < min_calls or time.perf_counter() - wall0 < seconds:
+        prev, _, state = agent.infer(env_ids, prev, env_out, state)
+        calls += 1
+    wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+    frames = calls * batch * frames_per_step
+    return {"batch": batch, "calls": calls, "wall_s_per_call": wall / calls,
+            "cpu_s_per_call": cpu / calls, "frames_per_s": frames / wall,
+            "cpu_s_per_frame": cpu / frames, "cpu_s_per_sample": cpu / (calls * batch)}
+
+
+# -- training ----------------------------------------------------------------------------
+
+def synthetic_unrolls(agent, observation_space, count: int = 4, seed: int = 0) -> list:
+    """Unrolls with the run's shapes: random observations, the agent's own outputs."""
+    from seed.types import EnvOutput, Unroll
+    rng = np.random.default_rng(seed)
+    steps = int(agent.unroll_length) + 1
+    out = []
+    for _ in range(count):
+        obs = _observations(observation_space, steps, rng)
+        done = rng.random(steps) < 0.05
+        done[0] = True
+        env_out = EnvOutput(rng.choice([-1.0, 0.0, 1.0], steps).astype(np.float32), done, obs)
+        prev = np.zeros(steps, np.int32)
+        _, agent_output, _ = agent.infer(np.arange(steps, dtype=np.int32), prev, env_out,
+                                         agent.initial_state(steps))
+        prev[1:] = agent_output["action"][:-1]
+        core_state = tuple(np.asarray(s)[0] for s in agent.initial_state(1))
+        out.append(Unroll(core_state=core_state, prev_action=prev, env_output=env_out,
+                          agent_output={k: np.asarray(v) for k, v in agent_output.items()}))
+    return out
+
+
+def measure_training(agent, config: Config, observation_space, seconds: float,
+                     frames_per_step: int, min_steps: int = 3) -> dict:
+    """``agent.train_step`` on a buffer topped up with synthetic unrolls before each step."""
+    unrolls = synthetic_unrolls(agent, observation_space)
+    buffer = agent.new_buffer()
+    need = int(config.batch_size)
+    if config.agent == "r2d2":
+        need = max(need, int(config.replay_min_size))
+    need = min(need, buffer.capacity)
+    k = 0
+
+    def top_up():
+        nonlocal k
+        while len(buffer) < need:
+            buffer.put(unrolls[k % len(unrolls)], timeout=0)
+            k += 1
+
+    for _ in range(2):  # trace and warm up
+        top_up()
+        agent.train_step(buffer)
+    steps = trained = 0
+    cpu = wall = 0.0
+    while steps < min_steps or wall < seconds:
+        top_up()
+        w0, c0 = time.perf_counter(), time.process_time()
+        metrics = agent.train_step(buffer)
+        wall += time.perf_counter() - w0
+        cpu += time.process_time() - c0
+        steps += 1
+        trained += int(metrics["env_steps_trained"])
+    frames = trained * frames_per_step
+    return {"steps": steps, "env_steps_per_train_step": trained / steps,
+            "wall_s_per_step": wall / steps, "cpu_s_per_step": cpu / steps,
+            "frames_per_s": frames / wall, "cpu_s_per_frame": cpu / frames}
+
+
+# -- the roofline ------------------------------------------------------------------------
+
+def ceilings(cores: int, c_sim: float, c_inf: dict, c_train: float) -> dict:
+    """The ceiling formula (see the module doc) for each architecture and mode."""
+    out = {}
+    for arch in ("seed", "impala"):
+        out[f"{arch}_train"] = cores / (c_sim + c_inf[arch] + c_train)
+        out[f"{arch}_serve"] = cores / (c_sim + c_inf[arch])
+    out["simulation_only"] = cores / c_sim
+    return out
+
+
+def build_agent(config: Config):
+    """(agent, observation_space, frames_per_step) for the config's env and network."""
+    import tensorflow as tf
+    from seed.agents import make_agent
+    from seed.runtime.learner_core import EnvSpec
+    spec = EnvSpec.probe(config.env, config.env_kwargs)
+    tf.random.set_seed(config.seed)
+    agent = make_agent(config, spec.observation_space, spec.action_space)
+    return agent, spec.observation_space, spec.frames_per_step
+
+
+def run_roofline(config: Config, seconds: float = 10.0, processes: int | None = None,
+                 echo=print) -> dict:
+    config.validate()
+    cores = usable_cores()
+    processes = processes or cores
+    seed_batch = config.effective_inference_batch_size()
+    impala_batch = config.envs_per_actor
+    echo(f"[roofline] simulation: {config.env}, {processes} process(es), {seconds:g}s")
+    sim = measure_simulation(config.env, config.env_kwargs, seconds, processes)
+    fps_unit = sim["frames_per_step"]
+    agent, obs_space, _ = build_agent(config)
+    inference = {}
+    for b in sorted({1, impala_batch, seed_batch}):
+        echo(f"[roofline] inference: {config.network}, batch {b}, {seconds:g}s")
+        inference[str(b)] = measure_inference(agent, obs_space, b, seconds, fps_unit)
+    echo(f"[roofline] training: batch {config.batch_size} x T={config.unroll_length}, "
+         f"{seconds:g}s")
+    training = measure_training(agent, config, obs_space, seconds, fps_unit)
+    costs = {"sim": sim["cpu_s_per_frame"],
+             "inf_seed": inference[str(seed_batch)]["cpu_s_per_frame"],
+             "inf_impala": inference[str(impala_batch)]["cpu_s_per_frame"],
+             "train": training["cpu_s_per_frame"]}
+    ceil = ceilings(cores, costs["sim"],
+                    {"seed": costs["inf_seed"], "impala": costs["inf_impala"]}, costs["train"])
+    from seed.metrics.machine import machine_facts
+    return {
+        "env": config.env, "network": config.network, "network_kwargs": config.network_kwargs,
+        "agent": config.agent,
+        "config": {k: getattr(config, k) for k in (
+            "actors", "envs_per_actor", "unroll_length", "batch_size", "inference_batch_size",
+            "env_kwargs")},
+        "seed_batch": seed_batch, "impala_batch": impala_batch,
+        "cores": cores, "frames_per_step": fps_unit, "seconds_per_measurement": seconds,
+        "simulation": sim, "inference": inference, "training": training,
+        "costs_cpu_s_per_frame": costs, "ceilings": ceil, "formula": FORMULA,
+        "machine": machine_facts(), "measured_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
+    }
+
+
+def format_roofline(r: dict) -> str:
+    c, ceil = r["costs_cpu_s_per_frame"], r["ceilings"]
+    us = lambda x: f"{1e6 * x:,.1f} us"  # noqa: E731
+    lines = [
+        f"roofline {r['env']} / {r['network']} on {r['cores']} core(s) "
+        f"(frames = env steps x {r['frames_per_step']})",
+        f"  simulation: {r['simulation']['frames_per_s']:,.0f} frames/s with "
+        f"{r['simulation']['processes']} process(es); {us(c['sim'])} CPU per frame",
+    ]
+    for b, m in sorted(r["inference"].items(), key=lambda kv: int(kv[0])):
+        lines.append(f"  inference batch {int(b):>4}: {m['frames_per_s']:,.0f} frames/s on its "
+                     f"own; {us(m['cpu_s_per_frame'])} CPU per frame, "
+                     f"{1e3 * m['wall_s_per_call']:.2f} ms per call")
+    t = r["training"]
+    lines.append(f"  training: {t['frames_per_s']:,.0f} frames/s on its own; "
+                 f"{us(c['train'])} CPU per frame, {1e3 * t['wall_s_per_step']:.1f} ms per step")
+    lines.append(f"  ceiling: {FORMULA}")
+    for arch in ("seed", "impala"):
+        lines.append(f"    {arch:<6}: train {ceil[f'{arch}_train']:>12,.0f} frames/s   "
+                     f"serve {ceil[f'{arch}_serve']:>12,.0f} frames/s")
+    lines.append(f"    simulation only: {ceil['simulation_only']:,.0f} frames/s")
+    return "\n".join(lines)
+
+
+def default_out(env: str, network: str) -> Path:
+    from seed.bench.compare import roofline_path
+    return roofline_path(env, network)
+
+
+def write_roofline(result: dict, out: str | Path | None) -> Path:
+    path = Path(out) if out else default_out(result["env"], result["network"])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(result, indent=2))
+    return path
+
+
+if __name__ == "__main__":  # pragma: no cover - use ``seed roofline``
+    raise SystemExit("use: seed roofline --env ENV --network NET")

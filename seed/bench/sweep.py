@@ -1,0 +1,167 @@
+"""``seed compare --sweep-network small,medium,large``: the compare over network sizes.
+
+A size name maps to a network and its ``network_kwargs`` through ``PRESETS``,
+keyed by the config's network family:
+
+====================  =========  =================================================
+family (config)       name       network, network_kwargs
+====================  =========  =================================================
+mlp (toy envs)        small      mlp, hidden_sizes=[64, 64]
+                      medium     mlp, hidden_sizes=[512, 512]
+                      large      mlp, hidden_sizes=[2048, 2048, 2048]
+nature_cnn /          small      nature_cnn (Mnih et al. 2015)
+impala_resnet         medium     impala_resnet, channels=[16, 32, 32] (IMPALA's deep)
+(Atari)               large      impala_resnet, channels=[32, 64, 64], fc_size=512
+====================  =========  =================================================
+
+Any registered network name (``nature_cnn``, ``impala_resnet`` ...) may be given as
+well and is used with its default kwargs. For each size the full compare (SEED,
+IMPALA, SEED) runs into ``DIR/<name>/``; then, with no run active, the per-sample
+inference cost of each network is measured (:func:`seed.bench.roofline.measure_inference`:
+CPU seconds of ``agent.infer`` per env at batch 1, at envs_per_actor (an IMPALA
+actor's batch) and at the SEED batch). ``DIR/sweep.csv`` has one row per size and
+``DIR/sweep.png`` plots FPS against the inference cost at batch 1.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+from pathlib import Path
+
+from seed.bench.compare import run_compare, write_csv
+from seed.config import Config, ConfigError
+
+_MLP = {"small": ("mlp", {"hidden_sizes": [64, 64]}),
+        "medium": ("mlp", {"hidden_sizes": [512, 512]}),
+        "large": ("mlp", {"hidden_sizes": [2048, 2048, 2048]})}
+_ATARI = {"small": ("nature_cnn", {}),
+          "medium": ("impala_resnet", {"channels": [16, 32, 32]}),
+          "large": ("impala_resnet", {"channels": [32, 64, 64], "fc_size": 512})}
+PRESETS = {"mlp": _MLP, "nature_cnn": _ATARI, "impala_resnet": _ATARI}
+
+SWEEP_COLUMNS = ["size", "network", "network_kwargs", "parameters",
+                 "inf_cpu_us_per_sample_b1", "inf_cpu_us_per_sample_actor_batch",
+                 "inf_cpu_us_per_sample_seed_batch", "seed_fps", "impala_fps", "fps_ratio",
+                 "seed_drift", "seed_cpu_util", "impala_cpu_util", "compare_dir"]
+
+
+def resolve(name: str, base_network: str) -> tuple[str, dict]:
+    """(network, network_kwargs) for a size name or a registered network name."""
+    from seed.networks import REGISTRY
+    family = PRESETS.get(base_network, {})
+    if name in family:
+        network, kwargs = family[name]
+        return network, copy.deepcopy(kwargs)
+    if name in REGISTRY:
+        return name, {}
+    known = sorted(set(family) | set(REGISTRY))
+    raise ConfigError(f"--sweep-network: unknown size {name!r} for network {base_network!r}; "
+                      f"known: {', '.join(known)}")
+
+
+def parse_sizes(text: str, base_network: str) -> list[tuple[str, str, dict]]:
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    if not names:
+        raise ConfigError("--sweep-network needs a comma-separated list, e.g. small,medium,large")
+    if len(set(names)) != len(names):
+        raise ConfigError(f"--sweep-network lists a name twice: {text}")
+    return [(n, *resolve(n, base_network)) for n in names]
+
+
+def inference_costs(config: Config, seconds: float) -> dict:
+    """CPU seconds per sample of agent.infer at batch 1, envs_per_actor and the SEED batch."""
+    from seed.bench.roofline import build_agent, measure_inference
+    agent, obs_space, fps_unit = build_agent(config)
+    out = {"parameters": int(sum(int(v.shape.num_elements()) for v in agent.parameters()))}
+    for key, b in (("b1", 1), ("actor_batch", config.envs_per_actor),
+                   ("seed_batch", config.effective_inference_batch_size())):
+        m = measure_inference(agent, obs_space, b, seconds, fps_unit)
+        out[key] = m["cpu_s_per_sample"]
+    return out
+
+
+def plot(rows: list[dict], path: Path, mode: str, title: str) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    x = [r["inf_cpu_us_per_sample_b1"] for r in rows]
+    for arch, key, marker in (("SEED (mean of 2 runs)", "seed_fps", "o"),
+                              ("IMPALA", "impala_fps", "s")):
+        pts = [(xi, r[key]) for xi, r in zip(x, rows) if r[key] is not None]
+        if pts:
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=marker, label=arch)
+    for xi, r in zip(x, rows):
+        ys = [v for v in (r["seed_fps"], r["impala_fps"]) if v is not None]
+        if ys:
+            ax.annotate(r["size"], (xi, max(ys)), textcoords="offset points", xytext=(4, 4),
+                        fontsize=8)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("inference cost at batch 1 (CPU us per sample)")
+    ax.set_ylabel(f"steady-state env frames/s ({mode} mode)")
+    ax.set_title(title, fontsize=9)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def run_sweep(config: Config, sizes_text: str, mode: str, seconds: float, out_dir: Path,
+              log_interval_s: float | None, command: list[str], cost_seconds: float = 3.0,
+              echo=print, budget: str = "steady") -> dict:
+    sizes = parse_sizes(sizes_text, config.network)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    results = []
+    for name, network, kwargs in sizes:
+        cfg = copy.deepcopy(config)
+        cfg.network, cfg.network_kwargs = network, kwargs
+        echo(f"[sweep] {name}: {network} {json.dumps(kwargs)}")
+        res = run_compare(cfg, mode, seconds, out_dir / name, log_interval_s, command, echo,
+                          budget)
+        echo(res["table"])
+        results.append((name, cfg, res))
+    rows = []
+    for name, cfg, res in results:  # measured with no run active
+        echo(f"[sweep] inference cost of {name}")
+        costs = inference_costs(cfg, cost_seconds)
+        us = lambda s: 1e6 * s  # noqa: E731
+        rows.append({
+            "size": name, "network": cfg.network,
+            "network_kwargs": json.dumps(cfg.network_kwargs, sort_keys=True),
+            "parameters": costs["parameters"],
+            "inf_cpu_us_per_sample_b1": us(costs["b1"]),
+            "inf_cpu_us_per_sample_actor_batch": us(costs["actor_batch"]),
+            "inf_cpu_us_per_sample_seed_batch": us(costs["seed_batch"]),
+            "seed_fps": res["seed_fps_mean"], "impala_fps": res["impala_fps"],
+            "fps_ratio": res["fps_ratio"], "seed_drift": res["seed_drift"],
+            "seed_cpu_util": res["seed_cpu_util_mean"],
+            "impala_cpu_util": res["impala_cpu_util"],
+            "compare_dir": str(out_dir / name)})
+    write_csv(out_dir / "sweep.csv", rows, SWEEP_COLUMNS)
+    title = (f"{config.env}, {config.actors} actors x {config.envs_per_actor} envs, "
+             f"{seconds:g}s per run, {mode}; {results[0][2]['cores']}-core CPU")
+    plot(rows, out_dir / "sweep.png", mode, title)
+    (out_dir / "sweep.json").write_text(json.dumps(
+        {"command": command, "mode": mode, "seconds": seconds, "rows": rows,
+         "machine": results[0][2]["machine"]}, indent=2, default=str))
+    return {"rows": rows, "table": format_sweep(rows)}
+
+
+def format_sweep(rows: list[dict]) -> str:
+    def f(v, spec):
+        return "-" if v is None or (isinstance(v, float) and math.isnan(v)) else format(v, spec)
+    head = (f"{'size':<8}{'params':>11}{'inf us/sample b1':>18}{'@actor':>9}{'@seed':>9}"
+            f"{'SEED fps':>11}{'IMPALA fps':>12}{'ratio':>7}")
+    lines = [head, "-" * len(head)]
+    for r in rows:
+        lines.append(f"{r['size']:<8}{r['parameters']:>11,}"
+                     f"{f(r['inf_cpu_us_per_sample_b1'], ',.1f'):>18}"
+                     f"{f(r['inf_cpu_us_per_sample_actor_batch'], ',.1f'):>9}"
+                     f"{f(r['inf_cpu_us_per_sample_seed_batch'], ',.1f'):>9}"
+                     f"{f(r['seed_fps'], ',.0f'):>11}{f(r['impala_fps'], ',.0f'):>12}"
+                     f"{f(r['fps_ratio'], '.2f'):>7}")
+    return "\n".join(lines)

@@ -1,0 +1,188 @@
+"""seed compare / seed roofline / the network-size sweep: schema and rules, not speed."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+
+import pytest
+
+from seed.bench import compare, roofline, steady, sweep
+from seed.cli import main
+from seed.config import Config, ConfigError
+
+COLS = ["wall_time", "env_steps", "env_frames", "fps", "learner_steps", "learner_fps",
+        "inference_batch_size", "latency_p50_ms", "latency_p99_ms", "parameter_pull_ms"]
+
+
+def _write_metrics(path, rows):
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(COLS)
+        for r in rows:
+            w.writerow(["" if v is None else v for v in r])
+
+
+# -- the steady-state rule -------------------------------------------------------------
+
+SYNTHETIC = [
+    # wall, steps, frames, fps, lsteps, lfps, batch, p50, p99, pull
+    (1.0, 0, 0, 0, 0, 0, None, None, None, None),          # start-up
+    (2.0, 100, 400, 400, 0, 0, 4, 9.0, 50.0, 5.0),          # frames, no training yet
+    (3.0, 300, 1200, 800, 1, 100, 4, 8.0, 40.0, 4.0),       # warm-up row (train mode)
+    (4.0, 700, 2800, 1600, 3, 400, 8, 2.0, 6.0, 1.0),       # steady
+    (6.0, 1300, 5200, 1200, 6, 300, 2, 4.0, 10.0, 3.0),     # steady (2 s interval)
+]
+
+
+def test_steady_state_rule_train_mode(tmp_path):
+    _write_metrics(tmp_path / "metrics.csv", SYNTHETIC)
+    s = steady.steady_state_of_run(tmp_path, train=True)
+    assert s["steady"] and s["steady_rows"] == 2
+    assert s["warmup_s"] == 3.0 and s["window_s"] == 3.0
+    assert s["fps"] == pytest.approx((5200 - 1200) / 3.0)
+    # learner_fps weighted by interval duration: (400 * 1 + 300 * 2) / 3
+    assert s["learner_fps"] == pytest.approx(1000 / 3)
+    # batches: 400 steps / 8 + 600 steps / 2 = 350 batches for 1000 steps
+    assert s["inference_batch_size"] == pytest.approx(1000 / 350)
+    # latencies and pulls weighted by env steps (400, 600)
+    assert s["latency_p50_ms"] == pytest.approx((2.0 * 400 + 4.0 * 600) / 1000)
+    assert s["latency_p99_ms"] == pytest.approx((6.0 * 400 + 10.0 * 600) / 1000)
+    assert s["parameter_pull_ms"] == pytest.approx((1.0 * 400 + 3.0 * 600) / 1000)
+
+
+def test_steady_state_rule_serve_mode_starts_at_first_frames():
+    rows = [{c: (None if v is None else float(v)) for c, v in zip(COLS, r)} for r in SYNTHETIC]
+    s = steady.steady_state(rows, train=False)
+    assert s["warmup_s"] == 2.0 and s["steady_rows"] == 3
+    assert s["fps"] == pytest.approx((5200 - 400) / 4.0)
+
+
+def test_steady_state_without_a_window_is_flagged():
+    rows = [{c: (None if v is None else float(v)) for c, v in zip(COLS, r)}
+            for r in SYNTHETIC[:3]]
+    s = steady.steady_state(rows, train=True)  # the warm-up row is the last row
+    assert not s["steady"] and s["steady_rows"] == 0
+    assert s["fps"] == pytest.approx(1200 / 3.0)  # from the run start, flagged
+    assert steady.steady_state(rows[:1], train=False)["fps"] is None
+
+
+# -- compare ---------------------------------------------------------------------------
+
+def test_compare_rejects_bad_input(tmp_path, capsys):
+    assert main(["compare", "--env", "toy:catch", "--logdir", str(tmp_path / "x")]) == 2
+    assert "needs --seconds" in capsys.readouterr().err
+    with pytest.raises(ConfigError):
+        compare.base_config(Config(), "fast", 5, 1.0)
+    with pytest.raises(ConfigError, match="unknown size"):
+        sweep.parse_sizes("small,huge", "mlp")
+
+
+def test_compare_config_and_flags_override_it(tmp_path):
+    cfg = tmp_path / "bench.yaml"
+    cfg.write_text("env: toy:cartpole\nactors: 3\nenvs_per_actor: 5\nseconds: 99\n")
+    from seed.bench.cli import _load
+    from seed.cli import build_parser
+    args = build_parser().parse_args(["compare", "--config", str(cfg), "--actors", "1",
+                                      "--seconds", "7", "--set", "unroll_length=5"])
+    c = _load(args)
+    assert (c.env, c.actors, c.envs_per_actor, c.seconds, c.unroll_length) == \
+        ("toy:cartpole", 1, 5, 7.0, 5)
+    assert c.benchmark == "bench"
+    values = compare.base_config(c, "serve", c.seconds, 1.0, budget="total")
+    assert values["train"] is False and values["seconds"] == 7.0
+    assert values["log_interval_s"] == 1.0 and values["frames"] >= 10 ** 12
+
+
+def test_compare_end_to_end_serve(tmp_path, capsys):
+    out = tmp_path / "cmp"
+    rc = main(["compare", "--env", "toy:catch", "--actors", "1", "--envs-per-actor", "2",
+               "--seconds", "3", "--mode", "serve", "--unroll-length", "5",
+               "--logdir", str(out)])
+    printed = capsys.readouterr().out
+    assert rc == 0, printed
+    assert "SEED/IMPALA FPS ratio" in printed
+    for run in ("seed-1", "impala-1", "seed-2"):
+        assert run in printed
+        assert (out / run / "metrics.csv").exists()
+    with open(out / "compare.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert [r["run"] for r in rows] == ["seed-1", "impala-1", "seed-2"]
+    assert set(compare.COLUMNS) <= set(rows[0])
+    data = json.loads((out / "compare.json").read_text())
+    for key in ("command", "machine", "mode", "seconds", "config", "runs", "fps_ratio",
+                "seed_fps_mean", "impala_fps", "steady_state_rule"):
+        assert key in data
+    assert data["mode"] == "serve" and data["seconds"] == 3 and data["budget"] == "steady"
+    assert data["config"]["train"] is False and data["machine"]["cpu_count"] >= 1
+    assert len(data["runs"]) == 3
+    for r in data["runs"]:
+        assert r["rc"] == 0
+        assert r["steady"] and r["window_s"] >= 3
+        assert math.isfinite(r["fps"]) and r["fps"] > 0
+        assert 0 < r["cpu_util_run"] < 1.5
+    assert data["runs"][1]["inference_batch_size"] == 2
+    assert math.isfinite(data["fps_ratio"]) and data["fps_ratio"] > 0
+    # A second compare into the same directory is refused, not mixed in.
+    assert main(["compare", "--env", "toy:catch", "--seconds", "1", "--logdir", str(out)]) == 2
+
+
+# -- roofline --------------------------------------------------------------------------
+
+def test_roofline_json_and_ceiling_formula(tmp_path):
+    cfg = Config(env="toy:catch", network="mlp", actors=2, envs_per_actor=2, unroll_length=5,
+                 batch_size=2)
+    result = roofline.run_roofline(cfg, seconds=0.3, processes=1, echo=lambda *_: None)
+    path = roofline.write_roofline(result, tmp_path / "roof.json")
+    r = json.loads(path.read_text())
+    for key in ("env", "network", "network_kwargs", "config", "cores", "frames_per_step",
+                "simulation", "inference", "training", "costs_cpu_s_per_frame", "ceilings",
+                "formula", "machine", "seed_batch", "impala_batch"):
+        assert key in r
+    assert set(r["inference"]) == {"1", "2", "4"}
+    assert r["seed_batch"] == 4 and r["impala_batch"] == 2
+    c, cores = r["costs_cpu_s_per_frame"], r["cores"]
+    assert all(v > 0 for v in c.values())
+    assert c["inf_seed"] == r["inference"]["4"]["cpu_s_per_frame"]
+    assert c["inf_impala"] == r["inference"]["2"]["cpu_s_per_frame"]
+    ceil = r["ceilings"]
+    assert ceil["seed_train"] == pytest.approx(cores / (c["sim"] + c["inf_seed"] + c["train"]))
+    assert ceil["seed_serve"] == pytest.approx(cores / (c["sim"] + c["inf_seed"]))
+    assert ceil["impala_train"] == pytest.approx(
+        cores / (c["sim"] + c["inf_impala"] + c["train"]))
+    assert ceil["simulation_only"] == pytest.approx(cores / c["sim"])
+    assert r["training"]["env_steps_per_train_step"] == 5 * 2
+    # compare reads it: fractions of the ceiling per architecture
+    summary = {"seed_fps_mean": ceil["seed_serve"] / 2, "impala_fps": ceil["impala_serve"] / 4}
+    frac = compare.roofline_fractions(path, "serve", summary, cfg.to_json())
+    assert frac["seed_fraction"] == pytest.approx(0.5)
+    assert frac["impala_fraction"] == pytest.approx(0.25)
+    assert frac["mismatched"] == []
+
+
+# -- sweep -----------------------------------------------------------------------------
+
+def test_sweep_presets_resolve():
+    assert sweep.resolve("large", "mlp") == ("mlp", {"hidden_sizes": [2048, 2048, 2048]})
+    assert sweep.resolve("small", "nature_cnn") == ("nature_cnn", {})
+    assert sweep.resolve("impala_resnet", "mlp") == ("impala_resnet", {})
+
+
+@pytest.mark.slow
+def test_sweep_csv_schema(tmp_path, capsys):
+    out = tmp_path / "sw"
+    rc = main(["compare", "--env", "toy:catch", "--actors", "1", "--envs-per-actor", "2",
+               "--seconds", "2", "--mode", "serve", "--unroll-length", "5",
+               "--sweep-network", "small,medium", "--logdir", str(out)])
+    assert rc == 0, capsys.readouterr().out
+    with open(out / "sweep.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert [r["size"] for r in rows] == ["small", "medium"]
+    assert set(sweep.SWEEP_COLUMNS) <= set(rows[0])
+    assert int(rows[1]["parameters"]) > int(rows[0]["parameters"])
+    for r in rows:
+        assert float(r["inf_cpu_us_per_sample_b1"]) > 0
+        assert float(r["seed_fps"]) > 0 and float(r["impala_fps"]) > 0
+    assert (out / "sweep.png").stat().st_size > 1000
+    assert (out / "small" / "compare.json").exists()
