@@ -25,6 +25,7 @@ import numpy as np
 import tensorflow as tf
 
 from seed.agents import r2d2
+from seed.agents.optimizers import make_optimizer
 from seed.networks import make_network
 from seed.replay.prioritized import PrioritizedReplay
 from seed.types import EnvOutput, stack_unrolls
@@ -32,14 +33,6 @@ from seed.types import EnvOutput, stack_unrolls
 WAIT_POLL_S = 0.1
 
 
-def make_optimizer(config):
-    if config.optimizer == "adam":
-        return tf.keras.optimizers.Adam(config.learning_rate, epsilon=config.adam_epsilon)
-    if config.optimizer == "rmsprop":
-        return tf.keras.optimizers.RMSprop(config.learning_rate, rho=config.rms_decay,
-                                           momentum=config.rms_momentum,
-                                           epsilon=config.rms_epsilon)
-    raise ValueError(f"unknown optimizer {config.optimizer!r}: choose adam or rmsprop")
 
 
 class R2D2Agent:

@@ -19,26 +19,14 @@ distinct seed, e.g. ``dataclasses.replace(config, seed=config.seed * 1000 + task
 
 from __future__ import annotations
 
-import keras
 import numpy as np
 import tensorflow as tf
 
 from seed.agents.vtrace import actor_critic_loss, align_unroll
+from seed.agents.optimizers import make_optimizer
 from seed.networks import make_network
 from seed.replay.unroll_queue import UnrollQueue
 from seed.types import EnvOutput, stack_unrolls
-
-
-def make_optimizer(config):
-    """The Keras optimizer ``config.optimizer`` names, with the config's hyper-parameters."""
-    if config.optimizer == "adam":
-        return keras.optimizers.Adam(learning_rate=config.learning_rate,
-                                     epsilon=config.adam_epsilon)
-    if config.optimizer == "rmsprop":
-        return keras.optimizers.RMSprop(learning_rate=config.learning_rate, rho=config.rms_decay,
-                                        momentum=config.rms_momentum,
-                                        epsilon=config.rms_epsilon)
-    raise ValueError(f"unknown optimizer {config.optimizer!r}: choose adam or rmsprop")
 
 
 def _spec(shape, dtype):
