@@ -120,7 +120,7 @@ def main(argv=None) -> int:
                    help="notebooks to run (default: throughput reward_curves)")
     p.add_argument("--results", default=os.environ.get("SEED_RESULTS", "results"),
                    help="results root (default $SEED_RESULTS or results)")
-    p.add_argument("--plots", default=os.environ.get("SEED_PLOTS"),
+    p.add_argument("--plots", "--out", dest="plots", default=os.environ.get("SEED_PLOTS"),
                    help="where PNGs go (default $SEED_PLOTS or <results>/plots)")
     p.add_argument("--timeout", type=int, default=600, help="seconds per cell")
     args = p.parse_args(argv)

@@ -371,7 +371,18 @@ def _read_table(path: Path, required: list[str], numeric: tuple) -> pd.DataFrame
 
 
 def _benchmark_of(path: Path, root: Path | None) -> str:
-    """The benchmark a compare/sweep file belongs to: its first folder under the root."""
+    """The benchmark a compare/sweep file belongs to: the ``benchmark`` (else the env) of
+    the ``base_config.json`` that ``seed compare`` writes beside it (a sweep: in its
+    first size's folder), else its first folder under the root."""
+    candidates = [path.parent / "base_config.json"]
+    candidates += sorted(path.parent.glob("*/base_config.json"))
+    for cfg in candidates:
+        try:
+            values = json.loads(cfg.read_text())
+        except (OSError, ValueError):
+            continue
+        if isinstance(values, dict) and (values.get("benchmark") or values.get("env")):
+            return _benchmark_name(values)
     if root is not None:
         try:
             parts = path.parent.relative_to(root).parts

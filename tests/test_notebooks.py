@@ -3,13 +3,10 @@ are reported as skipped (with the reason), missing compare outputs as not found.
 
 from __future__ import annotations
 
-import json
-import shutil
 import sys
 from pathlib import Path
 
 import nbformat
-import pytest
 
 from test_results import BENCH, _damage, make_run, make_tree
 

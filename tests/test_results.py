@@ -45,8 +45,8 @@ def make_run(run_dir: Path, arch: str, seed: int, fps: float, intervals: int = 8
     for i in range(intervals):
         wall += 5.0
         frames += int(fps * 5.0)
-        rets = list(np.clip(-1 + 2 * (i + 1) / intervals + rng.normal(0, 0.3, episodes_per_interval),
-                            -1, 1))
+        noise = rng.normal(0, 0.3, episodes_per_interval)
+        rets = list(np.clip(-1 + 2 * (i + 1) / intervals + noise, -1, 1))
         metrics.append({"wall_time": wall, "env_steps": frames // frames_per_step,
                         "env_frames": frames, "fps": fps * (0.5 if i == 0 else 1.0),
                         "learner_steps": 10 * i, "learner_fps": 0 if i == 0 else fps * 0.9,
@@ -141,6 +141,9 @@ def test_compare_sweep_roofline_loaders(tmp_path):
     (cmp_path.parent / "compare.json").unlink()  # ratio then computed from the rows
     df = R.load_compare(cmp_path, root)
     assert df["fps_ratio"].iloc[0] == pytest.approx(400.0 / 205.0)
+    (cmp_path.parent / "base_config.json").write_text(json.dumps(
+        {"benchmark": "", "env": "atari:Pong"}))  # what seed compare writes beside it
+    assert R.load_compare(cmp_path, None)["benchmark"].iloc[0] == "atari_Pong"
     [sweep] = R.find_sweep_files(root)
     s = R.load_sweep(sweep, root)
     assert list(s["size"]) == ["small", "large"] and s["parameters"].dtype.kind in "if"
