@@ -149,9 +149,16 @@ def train(config: Config, resume_dir: str | None = None) -> dict:
         s.episodes_total = counters["episodes_total"]
     wall_offset = float(counters.get("wall_time", 0.0))
     service = make_service(core)
-    server, address = start_server(service, config.server,
-                                   max_workers=2 * config.actors + 8)
     launcher = make_launcher(config, run_dir)
+    try:
+        # A launcher that places actors elsewhere (Ray) decides where the learner listens.
+        server_address = (launcher.learner_address(config.server)
+                          if hasattr(launcher, "learner_address") else config.server)
+        server, address = start_server(service, server_address,
+                                       max_workers=2 * config.actors + 8)
+    except BaseException:
+        launcher.stop()
+        raise
     writer = MetricsWriter(run_dir)
     stop = threading.Event()
     stopped_by = {"reason": "budget"}

@@ -1,0 +1,259 @@
+"""Actors as Ray actors, spread over the nodes of a Ray cluster.
+
+``RayLauncher(config, run_dir)`` joins the cluster at ``config.ray_address``
+(or starts a local one in this process when it is empty) and runs each actor
+``seed.runtime.{seed,impala}.actor.run_actor(address, task)`` inside a Ray
+actor that asks for one CPU, placed with ``scheduling_strategy="SPREAD"``.
+
+Restarts are Ray's: the Ray actor has ``max_restarts`` and its ``run`` call
+``max_task_retries=-1``, so when an actor's worker process dies (killed, OOM,
+node lost) Ray starts a fresh one and runs ``run`` there again; the new actor
+connects with a new run id, and the learner starts its envs on fresh episodes
+and drops their half-built unrolls. ``check()`` raises once Ray gives up on
+an actor (restarts used up) or an actor's loop ends by itself.
+
+The learner must be reachable over TCP. ``learner_address(server)`` chooses
+where it listens: an explicit ``HOST:PORT`` as given; otherwise loopback
+(``127.0.0.1:0``) when every node of the cluster is this machine on loopback
+(an in-process cluster, or a head started with ``--node-ip-address
+127.0.0.1``); otherwise it refuses and asks for ``--server NODE_IP:PORT``,
+since which interface to expose the learner on is the user's decision.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import time
+from pathlib import Path
+
+from seed.config import Config, ConfigError
+
+log = logging.getLogger(__name__)
+
+INSTALL_HINT = ("--launcher ray needs Ray: pip install 'seed-rl-suite[ray]' "
+                "(or pip install 'ray[default]>=2.40')")
+
+# Seconds an actor may wait for a node with a free CPU before check() warns.
+_PENDING_WARN_S = 60.0
+
+
+def import_ray():
+    """``ray``, or a ConfigError that says how to install it."""
+    try:
+        import ray
+    except ImportError as e:
+        raise ConfigError(f"{INSTALL_HINT} ({e})") from None
+    return ray
+
+
+def _is_loopback(host: str) -> bool:
+    return host == "localhost" or host == "::1" or host.startswith("127.")
+
+
+class ActorHost:
+    """The body of one Ray actor: runs one SEED or IMPALA actor loop.
+
+    Ray re-runs ``__init__`` in a fresh worker process on every restart, so
+    ``incarnation`` (the process id and start time) tells restarts apart.
+    """
+
+    def __init__(self, arch: str, address: str, task: int):
+        # Actors step envs on CPU (IMPALA actors also infer there): keep TF
+        # off any GPU of the node, and quiet, before anything imports it.
+        os.environ["CUDA_VISIBLE_DEVICES"] = ""
+        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+        from seed.runtime.actor_process import setup_logging
+        setup_logging()
+        self.arch, self.address, self.task = arch, address, task
+        self.pid = os.getpid()
+        self.started = time.time()
+
+    def info(self) -> dict:
+        import socket
+        return {"task": self.task, "pid": self.pid, "started": self.started,
+                "host": socket.gethostname()}
+
+    def run(self) -> int:
+        """The actor loop; returns only when the loop ends (it should not during a run)."""
+        if self.arch == "impala":
+            from seed.runtime.impala.actor import run_actor
+        else:
+            from seed.runtime.seed.actor import run_actor
+        log.info("%s actor %d (pid %d) connecting to %s", self.arch, self.task, self.pid,
+                 self.address)
+        return run_actor(self.address, self.task)
+
+
+class RayLauncher:
+    def __init__(self, config: Config, run_dir: str | Path, max_restarts: int = 3):
+        self.config = config
+        self.run_dir = Path(run_dir)
+        self.max_restarts = max_restarts
+        self.namespace = "seed"
+        self.name_prefix = f"seed-{self.run_dir.name}-actor"
+        self._actors: dict[int, object] = {}
+        self._runs: dict[int, object] = {}
+        self._resubmits: dict[int, int] = {}
+        self._ready: dict[int, object] = {}
+        self._started_at = 0.0
+        self._warned_pending = False
+        self._owns_ray = False
+        self.ray = self._connect()
+
+    # -- cluster ---------------------------------------------------------------
+
+    def _connect(self):
+        address = self.config.ray_address or None
+        if address is None and "ray" not in sys.modules:
+            # An in-process cluster is this machine alone: keep Ray's node
+            # address on loopback rather than the first network interface.
+            # (Ray reads this when it is imported; it only affects clusters
+            # started here, and such a cluster cannot take other nodes.)
+            os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+        ray = import_ray()
+        if ray.is_initialized():
+            log.info("using the Ray connection this process already has")
+            return ray
+        kwargs = dict(log_to_driver=False, configure_logging=False)
+        if address is None:
+            kwargs.update(num_cpus=max(os.cpu_count() or 1, self.config.actors),
+                          include_dashboard=False,
+                          object_store_memory=100 * 1024 * 1024)
+        try:
+            ray.init(address=address, **kwargs)
+        except ConnectionError as e:
+            raise ConfigError(f"cannot join the Ray cluster at {address}: {_first_line(e)} "
+                              "(is it up? with token auth: RAY_AUTH_MODE=token and the "
+                              "cluster's token, see docs/ray.md)") from None
+        except Exception as e:  # auth errors and the like: one line, with the cause
+            if address is None:
+                raise
+            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            raise ConfigError(f"cannot join the Ray cluster at {address}: {first} "
+                              "(token auth: set RAY_AUTH_MODE=token and the cluster's "
+                              "token, see docs/ray.md)") from None
+        self._owns_ray = True
+        log.info("Ray %s: %s", "started in-process" if address is None else f"joined {address}",
+                 ray.cluster_resources())
+        return ray
+
+    def node_addresses(self) -> list[str]:
+        return [n["NodeManagerAddress"] for n in self.ray.nodes() if n.get("Alive")]
+
+    def learner_address(self, server: str) -> str:
+        """Where the learner listens so that actors on the cluster's nodes reach it."""
+        if server and not server.startswith("unix:"):
+            return server  # HOST:PORT, :PORT or PORT (the latter two mean loopback)
+        nodes = self.node_addresses()
+        if nodes and all(_is_loopback(h) for h in nodes):
+            return "127.0.0.1:0"
+        raise ConfigError(
+            "--launcher ray on a cluster needs --server NODE_IP:PORT: the address of this "
+            f"machine on the cluster network (nodes: {', '.join(sorted(set(nodes)))}); "
+            "keep that port closed beyond the cluster network (see docs/ray.md)")
+
+    # -- launcher interface ----------------------------------------------------
+
+    def start(self, address: str, num_actors: int) -> None:
+        if address.startswith("unix:"):
+            raise ConfigError(f"Ray actors cannot reach the learner at {address}: give it "
+                              "a TCP address (--server HOST:PORT)")
+        ray = self.ray
+        self._address = address
+        self._remote_cls = ray.remote(ActorHost)
+        self._options = dict(
+            num_cpus=1, max_restarts=self.max_restarts, max_task_retries=-1,
+            max_concurrency=2,  # run() blocks; info() must still answer
+            scheduling_strategy="SPREAD", namespace=self.namespace)
+        self._started_at = time.monotonic()
+        for task in range(num_actors):
+            self._resubmits[task] = 0
+            self._spawn(task)
+        log.info("started %d Ray actors (%s) against the learner at %s", num_actors,
+                 self.name_prefix, address)
+
+    def _spawn(self, task: int) -> None:
+        actor = self._remote_cls.options(
+            name=f"{self.name_prefix}-{task}", **self._options).remote(
+            self.config.arch, self._address, task)
+        self._actors[task] = actor
+        self._runs[task] = actor.run.remote()
+        self._ready[task] = actor.info.remote()
+
+    def check(self) -> None:
+        """Raise when Ray gave up on an actor, or an actor's loop ended by itself."""
+        ray = self.ray
+        if not self._runs:
+            return
+        task_of = {ref: task for task, ref in self._runs.items()}
+        done, _ = ray.wait(list(task_of), num_returns=len(task_of), timeout=0)
+        for ref in done:
+            task = task_of[ref]
+            try:
+                code = ray.get(ref)
+                why = f"its loop returned {code}"
+            except ray.exceptions.RayActorError as e:
+                raise RuntimeError(
+                    f"Ray actor {self.name_prefix}-{task} died and Ray gave up restarting it "
+                    f"(max_restarts={self.max_restarts}): {_first_line(e)}") from None
+            except ray.exceptions.RayTaskError as e:
+                why = f"it raised {_first_line(e)}"
+            # The process is alive but the loop ended: run it again, a few times.
+            if self._resubmits[task] >= self.max_restarts:
+                raise RuntimeError(f"actor {task} stopped {self._resubmits[task] + 1} times; "
+                                   f"last: {why}")
+            self._resubmits[task] += 1
+            log.warning("actor %d stopped (%s); running it again (%d/%d)", task, why,
+                        self._resubmits[task], self.max_restarts)
+            self._runs[task] = self._actors[task].run.remote()
+        self._warn_if_pending()
+
+    def _warn_if_pending(self) -> None:
+        if self._warned_pending or not self._ready:
+            return
+        ready, pending = self.ray.wait(list(self._ready.values()),
+                                       num_returns=len(self._ready), timeout=0)
+        if not pending:
+            self._ready.clear()
+            return
+        if time.monotonic() - self._started_at > _PENDING_WARN_S:
+            self._warned_pending = True
+            log.warning("%d of %d Ray actors are not running after %.0fs: the cluster may "
+                        "lack free CPUs (%s available)", len(pending), len(self._actors),
+                        _PENDING_WARN_S, self.ray.available_resources().get("CPU", 0))
+
+    def stop(self, timeout: float = 10.0) -> None:
+        ray = self.ray
+        for actor in self._actors.values():
+            try:
+                ray.kill(actor, no_restart=True)
+            except Exception as e:  # already gone
+                log.debug("ray.kill: %s", e)
+        # Wait for the kills to land so no actor outlives the run.
+        deadline = time.monotonic() + timeout
+        for ref in self._runs.values():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            try:
+                ray.get(ref, timeout=left)
+            except Exception:
+                pass
+        self._actors.clear()
+        self._runs.clear()
+        self._ready.clear()
+        if self._owns_ray:
+            ray.shutdown()
+            self._owns_ray = False
+
+    # -- for tests and tools ---------------------------------------------------
+
+    def actor_handles(self) -> dict:
+        return dict(self._actors)
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip()
+    return text.splitlines()[0] if text else type(e).__name__
