@@ -119,3 +119,39 @@ def test_frame_to_image_shapes():
     assert E.frame_to_image(np.zeros((72, 96, 3), np.uint8)).mode == "RGB"
     with pytest.raises(E.EvaluateError, match="image observations"):
         E.frame_to_image(np.zeros(4, np.float32), "toy:cartpole")
+
+
+def _fresh_run(run_dir: Path, **fields) -> Path:
+    """A run dir holding an untrained agent's checkpoint (what evaluate reads), no training."""
+    import envs
+    from seed.agents import make_agent
+    from seed.config import Config
+    from seed.runtime import checkpoint
+    config = Config(**fields)
+    env = envs.make(config.env, **config.env_kwargs)
+    agent = make_agent(config, env.observation_space, env.action_space)
+    run_dir.mkdir(parents=True)
+    checkpoint.save(run_dir, agent.checkpoint_state(), {"env_steps": 0})
+    (run_dir / "config.json").write_text(json.dumps(
+        {"config": config.to_json(), "architecture": config.arch}))
+    return run_dir
+
+
+def test_r2d2_greedy_on_q_values(tmp_path):
+    run = _fresh_run(tmp_path / "r2d2", agent="r2d2", env="toy:catch", actors=1,
+                     envs_per_actor=2)
+    r = E.evaluate(run, episodes=2)
+    assert r["agent"] == "r2d2" and r["policy"] == "greedy"
+    assert [int(x["length"]) for x in _read_eval(run)] == [9, 9]
+
+
+def test_atari_frames_count_the_frame_skip_and_record_upscaled(tmp_path):
+    run = _fresh_run(tmp_path / "pong", env="atari:Pong", network="nature_cnn", actors=1,
+                     envs_per_actor=1)
+    gif = tmp_path / "pong.gif"
+    E.evaluate(run, episodes=1, max_episode_steps=6, record=str(gif))
+    [row] = _read_eval(run)
+    assert int(row["length"]) == 6 and int(row["frames"]) == 24  # frame skip 4
+    from PIL import Image
+    with Image.open(gif) as im:
+        assert im.size == (336, 336) and im.n_frames == 7
