@@ -220,3 +220,22 @@ def test_torso_reusable_on_rgb_frames():
     assert np.all(out.numpy() >= 0)  # ends in a ReLU
     # 3 stacks x 5 convs x 2 + FC 2.
     assert len(torso.trainable_variables) == 32
+
+
+def test_traces_once_for_any_batch_size():
+    """SEED's inference batches vary in size: one trace with a None batch axis serves all."""
+    net = _small(ImpalaResNet, head="q", lstm_size=8)
+    sig = (tf.TensorSpec([None], tf.int32),
+           EnvOutput(tf.TensorSpec([None]), tf.TensorSpec([None], tf.bool),
+                     tf.TensorSpec((None,) + SPACE.shape, tf.uint8)),
+           (tf.TensorSpec([None, 36, 36, 4], tf.uint8), tf.TensorSpec([None, 8]),
+            tf.TensorSpec([None, 8])))
+    step = tf.function(lambda p, e, s: net(p, e, s), input_signature=sig)
+    rng = np.random.default_rng(6)
+    for batch in (1, 3):
+        prev_action, env_output = _inputs(rng, 1, batch)
+        inputs = tf.nest.map_structure(lambda x: x[0], (prev_action, env_output))
+        out, state = step(*inputs, net.initial_state(batch))
+        eager, _ = net(*inputs, net.initial_state(batch))
+        assert out["q_values"].shape == (batch, A) and state[0].shape == (batch, 36, 36, 4)
+        np.testing.assert_allclose(out["q_values"], eager["q_values"], rtol=1e-5, atol=1e-5)
