@@ -49,7 +49,7 @@ SCHEDULE = (("seed", 1), ("impala", 1), ("seed", 2))
 
 COLUMNS = ["run", "arch", "rc", "steady", "warmup_s", "window_s", "fps", "learner_fps",
            "inference_batch_size", "latency_p50_ms", "latency_p99_ms", "parameter_pull_ms",
-           "cpu_util", "cpu_util_run", "env_frames", "wall_s", "run_dir"]
+           "cpu_util", "cpu_util_run", "frames_per_cpu_s", "env_frames", "wall_s", "run_dir"]
 
 HUGE_FRAMES = 10 ** 15  # the wall-clock budget stops a compare run, never this
 STARTUP_ALLOWANCE_S = 300.0  # a run that takes its config.seconds + this is killed
@@ -164,9 +164,20 @@ def run_one(config_path: Path, arch: str, run_dir: Path, seconds: float, train: 
     row["cpu_util_run"] = monitor.utilisation(cores=cores)
     if row["cpu_util"] is None:
         row["cpu_util"] = row["cpu_util_run"]
+    add_derived(row, cores)
     if rc != 0:
         tail = log_path.read_text(errors="replace").strip().splitlines()[-1:] or ["(no output)"]
         echo(f"[compare] {run_dir.name} failed (exit {rc}): {tail[0]}  (log: {log_path})")
+    return row
+
+
+def add_derived(row: dict, cores: int) -> dict:
+    """frames_per_cpu_s = fps / (cpu_util x cores): frames per CPU-second the run's process
+    tree used. On a machine shared with other jobs, a run gets whatever CPU is left; this
+    figure (the inverse of the architecture's CPU cost per frame) depends much less on that
+    than fps does."""
+    fps, util = row.get("fps"), row.get("cpu_util")
+    row["frames_per_cpu_s"] = fps / (util * cores) if fps and util else None
     return row
 
 
@@ -186,6 +197,10 @@ def summarise(rows: list[dict]) -> dict:
            "impala_cpu_util": _mean([r["cpu_util"] for r in rows if r["arch"] == "impala"])}
     if seed_mean and impala_fps:
         out["fps_ratio"] = seed_mean / impala_fps
+    seed_eff = _mean([r.get("frames_per_cpu_s") for r in rows if r["arch"] == "seed"])
+    impala_eff = _mean([r.get("frames_per_cpu_s") for r in rows if r["arch"] == "impala"])
+    out["seed_frames_per_cpu_s"], out["impala_frames_per_cpu_s"] = seed_eff, impala_eff
+    out["frames_per_cpu_s_ratio"] = seed_eff / impala_eff if seed_eff and impala_eff else None
     if len(seed_fps) == 2 and None not in seed_fps and seed_mean:
         out["seed_drift"] = (seed_fps[1] - seed_fps[0]) / seed_mean
     return out
@@ -222,8 +237,9 @@ def _fmt(v, spec):
 def format_table(rows: list[dict], summary: dict, roof: dict | None, mode: str,
                  frames_unit: str = "frames") -> str:
     head = (f"{'run':<9}{'fps':>10}{'learner':>10}{'batch':>7}{'p50 ms':>8}{'p99 ms':>8}"
-            f"{'pull ms':>9}{'cpu':>6}{'warmup':>8}{'window':>8}")
-    lines = [f"mode={mode}; figures are steady state ({frames_unit}/s; cpu = whole process "
+            f"{'pull ms':>9}{'cpu':>6}{'fr/cpu-s':>10}{'warmup':>8}{'window':>8}")
+    lines = [f"mode={mode}; steady-state figures ({frames_unit}/s; p50/p99: SEED = actor-"
+             "observed inference round trip, IMPALA = local inference; cpu = whole process "
              "tree / all cores)", head, "-" * len(head)]
     for r in rows:
         lines.append(
@@ -231,6 +247,7 @@ def format_table(rows: list[dict], summary: dict, roof: dict | None, mode: str,
             f"{_fmt(r['inference_batch_size'], '.1f'):>7}{_fmt(r['latency_p50_ms'], '.2f'):>8}"
             f"{_fmt(r['latency_p99_ms'], '.2f'):>8}{_fmt(r['parameter_pull_ms'], '.2f'):>9}"
             f"{_fmt(None if r['cpu_util'] is None else 100 * r['cpu_util'], '.0f'):>5}%"
+            f"{_fmt(r.get('frames_per_cpu_s'), ',.0f'):>10}"
             f"{_fmt(r['warmup_s'], '.1f'):>7}s{_fmt(r['window_s'], '.1f'):>7}s"
             + ("" if r["steady"] else "  (no steady window)")
             + ("" if r["rc"] == 0 else f"  FAILED (exit {r['rc']})"))
@@ -238,6 +255,9 @@ def format_table(rows: list[dict], summary: dict, roof: dict | None, mode: str,
     lines.append(f"SEED/IMPALA FPS ratio (mean of the SEED runs / IMPALA): "
                  f"{_fmt(ratio, '.2f')}; SEED drift run 1 -> 2: "
                  f"{_fmt(None if summary['seed_drift'] is None else 100 * summary['seed_drift'], '+.1f')}%")
+    lines.append(f"SEED/IMPALA frames per CPU-second of the process tree: "
+                 f"{_fmt(summary.get('frames_per_cpu_s_ratio'), '.2f')} (less sensitive to "
+                 "other load on the machine than the FPS ratio)")
     if roof and "error" not in roof:
         parts = []
         for arch in ("seed", "impala"):

@@ -44,7 +44,8 @@ PRESETS = {"mlp": _MLP, "nature_cnn": _ATARI, "impala_resnet": _ATARI}
 SWEEP_COLUMNS = ["size", "network", "network_kwargs", "parameters",
                  "inf_cpu_us_per_sample_b1", "inf_cpu_us_per_sample_actor_batch",
                  "inf_cpu_us_per_sample_seed_batch", "seed_fps", "impala_fps", "fps_ratio",
-                 "seed_drift", "seed_cpu_util", "impala_cpu_util", "compare_dir"]
+                 "seed_drift", "seed_cpu_util", "impala_cpu_util", "seed_frames_per_cpu_s",
+                 "impala_frames_per_cpu_s", "frames_per_cpu_s_ratio", "compare_dir"]
 
 
 def resolve(name: str, base_network: str) -> tuple[str, dict]:
@@ -83,30 +84,35 @@ def inference_costs(config: Config, seconds: float) -> dict:
 
 
 def plot(rows: list[dict], path: Path, mode: str, title: str) -> None:
+    """Two panels against inference cost at batch 1: FPS, and frames per CPU-second."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4.2))
     x = [r["inf_cpu_us_per_sample_b1"] for r in rows]
-    for arch, key, marker in (("SEED (mean of 2 runs)", "seed_fps", "o"),
-                              ("IMPALA", "impala_fps", "s")):
-        pts = [(xi, r[key]) for xi, r in zip(x, rows) if r[key] is not None]
-        if pts:
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=marker, label=arch)
-    for xi, r in zip(x, rows):
-        ys = [v for v in (r["seed_fps"], r["impala_fps"]) if v is not None]
-        if ys:
-            ax.annotate(r["size"], (xi, max(ys)), textcoords="offset points", xytext=(4, 4),
-                        fontsize=8)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("inference cost at batch 1 (CPU us per sample)")
-    ax.set_ylabel(f"steady-state env frames/s ({mode} mode)")
-    ax.set_title(title, fontsize=9)
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend()
+    panels = (("seed_fps", "impala_fps", f"steady-state env frames/s ({mode})"),
+              ("seed_frames_per_cpu_s", "impala_frames_per_cpu_s",
+               "env frames per CPU-second of the process tree"))
+    for ax, (seed_key, impala_key, ylabel) in zip(axes, panels):
+        for label, key, marker in (("SEED (mean of 2 runs)", seed_key, "o"),
+                                   ("IMPALA", impala_key, "s")):
+            pts = [(xi, r[key]) for xi, r in zip(x, rows) if r.get(key)]
+            if pts:
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=marker, label=label)
+        for xi, r in zip(x, rows):
+            ys = [v for v in (r.get(seed_key), r.get(impala_key)) if v]
+            if ys:
+                ax.annotate(r["size"], (xi, max(ys)), textcoords="offset points",
+                            xytext=(4, 4), fontsize=8)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("inference cost at batch 1 (CPU us per sample)")
+        ax.set_ylabel(ylabel)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend()
+    fig.suptitle(title, fontsize=9)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=100)
     plt.close(fig)
 
 
@@ -140,6 +146,9 @@ def run_sweep(config: Config, sizes_text: str, mode: str, seconds: float, out_di
             "fps_ratio": res["fps_ratio"], "seed_drift": res["seed_drift"],
             "seed_cpu_util": res["seed_cpu_util_mean"],
             "impala_cpu_util": res["impala_cpu_util"],
+            "seed_frames_per_cpu_s": res["seed_frames_per_cpu_s"],
+            "impala_frames_per_cpu_s": res["impala_frames_per_cpu_s"],
+            "frames_per_cpu_s_ratio": res["frames_per_cpu_s_ratio"],
             "compare_dir": str(out_dir / name)})
     write_csv(out_dir / "sweep.csv", rows, SWEEP_COLUMNS)
     title = (f"{config.env}, {config.actors} actors x {config.envs_per_actor} envs, "
