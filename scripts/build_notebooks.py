@@ -186,62 +186,72 @@ else:
 ROOFLINE = '''\
 # 3. Roofline: each architecture's steady FPS as a fraction of this machine's ceiling
 # (seed roofline: cores / CPU seconds per frame of simulation + inference [+ training]).
+# Two sources: the fractions seed compare stored in compare.json, and every run whose env,
+# network and shape match a results/roofline/*.json.
 roofs, bad = R.load_all(ROOT, R.find_roofline_files, R.load_roofline)
 for p, why in bad:
     print(f"skipped {p}: {why}")
 if not roofs:
-    print(f"not found: no {ROOT}/roofline/*.json (written by `seed roofline`); "
-          "no roofline plot")
+    print(f"not found: no {ROOT}/roofline/*.json (written by `seed roofline`)")
+rows = []
+for df in (compares or []):
+    d = Path(df["compare_dir"].iloc[0])
+    roof = R.load_compare_json(d / "compare.json").get("roofline") or {}
+    for arch in ("seed", "impala"):
+        if roof.get(f"{arch}_fraction") is not None:
+            note = (" (roofline shape differs: " + ", ".join(roof["mismatched"]) + ")"
+                    if roof.get("mismatched") else "")
+            rows.append({"source": f"compare {os.path.relpath(d, ROOT)}{note}",
+                         "mode": roof.get("mode", ""), "arch": arch, "run": "mean",
+                         "fps": roof[f"{arch}_fraction"] * roof[f"{arch}_ceiling_fps"],
+                         "ceiling": roof[f"{arch}_ceiling_fps"],
+                         "fraction": roof[f"{arch}_fraction"]})
+for roof in roofs:
+    print(f"{roof['source']}: {roof.get('env')} / {roof.get('network')}: ceilings "
+          + ", ".join(f"{k} {v:,.0f}" for k, v in roof["ceilings"].items()
+                      if isinstance(v, (int, float))) + " env frames/s")
+    rconf = roof.get("config", {})
+    for r in runs:  # runs of the same env, network and shape as the roofline
+        c = r.config
+        if (c.get("env"), c.get("network")) != (roof.get("env"), roof.get("network")):
+            continue
+        if c.get("network_kwargs", {}) != roof.get("network_kwargs", {}):
+            continue
+        if any(k in rconf and rconf[k] != c.get(k)
+               for k in ("actors", "envs_per_actor", "unroll_length", "batch_size")):
+            continue
+        mode = "train" if c.get("train", True) else "serve"
+        ceiling = roof["ceilings"].get(f"{r.architecture}_{mode}")
+        fps = R.steady_fps(r.metrics, mode == "train")
+        if ceiling and not np.isnan(fps):
+            rows.append({"source": f"runs vs {Path(roof['source']).name}", "mode": mode,
+                         "arch": r.architecture, "run": r.run_id, "fps": fps,
+                         "ceiling": ceiling, "fraction": fps / ceiling})
+frac = pd.DataFrame(rows)
+if frac.empty:
+    print("no roofline fraction: no compare.json holds one and no run matches a roofline's "
+          "env, network and shape (actors, envs per actor, unroll length, batch size)")
 else:
-    rows = []
-    for roof in roofs:
-        print(f"{roof['source']}: {roof.get('env')} / {roof.get('network')}: ceilings "
-              + ", ".join(f"{k} {v:,.0f}" for k, v in roof["ceilings"].items()
-                          if isinstance(v, (int, float))) + " env frames/s")
-        rconf = roof.get("config", {})
-        for r in runs:  # runs of the same env, network and shape as the roofline
-            c = r.config
-            if (c.get("env"), c.get("network")) != (roof.get("env"), roof.get("network")):
-                continue
-            if c.get("network_kwargs", {}) != roof.get("network_kwargs", {}):
-                continue
-            if any(k in rconf and rconf[k] != c.get(k)
-                   for k in ("actors", "envs_per_actor", "unroll_length", "batch_size")):
-                continue
-            mode = "train" if c.get("train", True) else "serve"
-            ceiling = roof["ceilings"].get(f"{r.architecture}_{mode}")
-            fps = R.steady_fps(r.metrics, mode == "train")
-            if ceiling and not np.isnan(fps):
-                rows.append({"roofline": Path(roof["source"]).stem, "mode": mode,
-                             "arch": r.architecture, "run": r.run_id, "fps": fps,
-                             "ceiling": ceiling, "fraction": fps / ceiling})
-    frac = pd.DataFrame(rows)
-    if frac.empty:
-        print("no run matches a roofline's env, network and shape (actors, envs per actor, "
-              "unroll length, batch size); no roofline fraction plot")
-    else:
-        print(frac.to_string(index=False))
-        g = frac.groupby(["roofline", "mode", "arch"])["fraction"].agg(["mean", "min", "max",
-                                                                         "count"]).reset_index()
-        labels = [f"{a.roofline}\\n{a.mode}" for a in g.drop_duplicates(["roofline", "mode"])
-                  .itertuples()]
-        keys = list(g.drop_duplicates(["roofline", "mode"])[["roofline", "mode"]]
-                    .itertuples(index=False, name=None))
-        fig, ax = plt.subplots(figsize=(max(5, 1.8 * len(keys) + 2), 4))
-        for j, arch in enumerate(("seed", "impala")):
-            sub = g[g.arch == arch].set_index(["roofline", "mode"]).reindex(keys)
-            x = np.arange(len(keys)) + (j - 0.5) * 0.4
-            lo = (sub["mean"] - sub["min"]).fillna(0).to_numpy()
-            hi = (sub["max"] - sub["mean"]).fillna(0).to_numpy()
-            ax.bar(x, sub["mean"], 0.4, yerr=[lo, hi], capsize=3, label=arch,
-                   color=COLORS[arch])
-        ax.axhline(1.0, color="black", lw=0.8, ls="--")
-        ax.set_xticks(np.arange(len(keys)), labels, fontsize=8)
-        ax.set_ylabel("steady env frames/s / roofline ceiling")
-        ax.set_title("Fraction of the machine's ceiling (env frames, mean over runs)",
-                     fontsize=9)
-        ax.legend()
-        save(fig, "roofline_fraction.png")
+    print(frac.to_string(index=False))
+    g = frac.groupby(["source", "mode", "arch"], sort=False)["fraction"].agg(
+        ["mean", "min", "max", "count"]).reset_index()
+    keys = list(g.drop_duplicates(["source", "mode"])[["source", "mode"]]
+                .itertuples(index=False, name=None))
+    fig, ax = plt.subplots(figsize=(7, 1.0 + 0.9 * len(keys)))
+    for j, arch in enumerate(("seed", "impala")):
+        sub = g[g.arch == arch].set_index(["source", "mode"]).reindex(keys)
+        y = np.arange(len(keys)) + (j - 0.5) * 0.4
+        lo = (sub["mean"] - sub["min"]).fillna(0).to_numpy()
+        hi = (sub["max"] - sub["mean"]).fillna(0).to_numpy()
+        ax.barh(y, sub["mean"], 0.4, xerr=[lo, hi], capsize=3, label=arch,
+                color=COLORS[arch])
+    ax.axvline(1.0, color="black", lw=0.8, ls="--")
+    ax.set_yticks(np.arange(len(keys)), [f"{s}\\n{m} mode" for s, m in keys], fontsize=7)
+    ax.set_xlabel("steady env frames/s / roofline ceiling (env frames/s)")
+    ax.set_title("Fraction of the machine's ceiling (mean over runs; whiskers min-max)",
+                 fontsize=9)
+    ax.legend()
+    save(fig, "roofline_fraction.png")
 '''
 
 SWEEP = '''\
