@@ -78,6 +78,37 @@ def test_catch_learns_to_0_8_within_100k_frames(tmp_path, arch):
     check_run_dir(run_dir, arch)
 
 
+def test_r2d2_learns_catch_to_0_8(tmp_path):
+    run_dir = tmp_path / "r2d2"
+    seed_cli("train", "--env", "toy:catch", "--arch", "seed", "--agent", "r2d2", "--actors", "2",
+             "--envs-per-actor", "4", "--frames", "100000", "--logdir", str(run_dir),
+             "--no-progress", "--set", "burn_in=2", "--set", "n_steps=3",
+             "--set", 'network_kwargs={"lstm_size": 32}', "--set", "log_interval_s=2")
+    reached = frames_to_threshold(run_dir)
+    summary = json.loads((run_dir / "summary.json").read_text())
+    print(f"\nr2d2: mean return >= 0.8 (last 100 episodes) at {reached} frames; "
+          f"{summary['env_frames']} frames, {summary['fps']:.0f} frames/s")
+    assert reached is not None and reached <= 100_000, f"never reached 0.8: {summary}"
+
+
+@pytest.mark.parametrize("arch", ["seed", "impala"])
+def test_short_pong_run_writes_well_formed_results(tmp_path, arch):
+    run_dir = tmp_path / arch
+    seed_cli("train", "--config", "experiments/atari_pong_vtrace.yaml", "--arch", arch,
+             "--frames", "4000", "--envs-per-actor", "2", "--logdir", str(run_dir),
+             "--no-progress", "--set", "batch_size=2", "--set", "log_interval_s=1")
+    config = json.loads((run_dir / "config.json").read_text())
+    assert config["architecture"] == arch and config["frames_per_step"] == 4
+    assert config["config"]["benchmark"] == "atari_pong_vtrace"
+    rows = list(csv.DictReader((run_dir / "metrics.csv").open()))
+    assert rows and all(int(r["env_frames"]) == 4 * int(r["env_steps"]) for r in rows)
+    assert int(rows[-1]["env_frames"]) >= 4000
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["env_frames"] >= 4000 and summary["fps"] > 0
+    print(f"\n{arch} Pong: {summary['env_frames']} frames, {summary['fps']:.0f} frames/s "
+          f"(including start-up)")
+
+
 def _children(pid):
     try:
         return psutil.Process(pid).children(recursive=True)
