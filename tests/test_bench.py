@@ -73,6 +73,14 @@ def test_steady_state_without_a_window_is_flagged():
 def test_compare_rejects_bad_input(tmp_path, capsys):
     assert main(["compare", "--env", "toy:catch", "--logdir", str(tmp_path / "x")]) == 2
     assert "needs --seconds" in capsys.readouterr().err
+    assert main(["compare", "--env", "toy:catch", "--network", "nope", "--seconds", "1",
+                 "--logdir", str(tmp_path / "y")]) == 2
+    assert "unknown network 'nope'" in capsys.readouterr().err
+    assert main(["compare", "--env", "toy:nope", "--seconds", "1",
+                 "--logdir", str(tmp_path / "z")]) == 2
+    assert main(["compare", "--env", "toy:catch", "--arch", "seed", "--seconds", "1"]) == 2
+    assert main(["roofline", "--env", "toy:catch", "--network", "nope"]) == 2
+    assert not (tmp_path / "y").exists() and not (tmp_path / "z").exists()
     with pytest.raises(ConfigError):
         compare.base_config(Config(), "fast", 5, 1.0)
     with pytest.raises(ConfigError, match="unknown size"):
@@ -186,3 +194,21 @@ def test_sweep_csv_schema(tmp_path, capsys):
         assert float(r["seed_fps"]) > 0 and float(r["impala_fps"]) > 0
     assert (out / "sweep.png").stat().st_size > 1000
     assert (out / "small" / "compare.json").exists()
+
+
+def test_summary_ratio_drift_and_cpu_efficiency():
+    rows = [compare.add_derived({"arch": "seed", "fps": 900.0, "cpu_util": 0.5}, cores=2),
+            compare.add_derived({"arch": "impala", "fps": 500.0, "cpu_util": 0.25}, cores=2),
+            compare.add_derived({"arch": "seed", "fps": 1100.0, "cpu_util": None}, cores=2)]
+    assert rows[0]["frames_per_cpu_s"] == pytest.approx(900.0)
+    assert rows[2]["frames_per_cpu_s"] is None
+    s = compare.summarise(rows)
+    assert s["seed_fps_mean"] == pytest.approx(1000.0)
+    assert s["fps_ratio"] == pytest.approx(2.0)
+    assert s["seed_drift"] == pytest.approx(0.2)
+    assert s["frames_per_cpu_s_ratio"] == pytest.approx(900.0 / 1000.0)
+    table = compare.format_table(
+        [dict(r, run=f"r{i}", rc=0, steady=True, learner_fps=None, inference_batch_size=None,
+              latency_p50_ms=None, latency_p99_ms=None, parameter_pull_ms=None, warmup_s=1.0,
+              window_s=2.0) for i, r in enumerate(rows)], s, None, "train")
+    assert "SEED/IMPALA FPS ratio (mean of the SEED runs / IMPALA): 2.00" in table

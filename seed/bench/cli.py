@@ -20,6 +20,13 @@ def _log_interval(args):
 
 def cmd_compare(args) -> int:
     from seed.bench import compare
+    if args.arch:
+        print("seed: error: seed compare runs both architectures; drop --arch", file=sys.stderr)
+        return 2
+    if args.frames:
+        print("seed: error: seed compare budgets runs by --seconds, not --frames",
+              file=sys.stderr)
+        return 2
     config = _load(args)
     if config.seconds <= 0:
         print("seed: error: seed compare needs --seconds S (a wall-clock budget per run)",
@@ -55,7 +62,14 @@ def cmd_roofline(args) -> int:
     if seconds <= 0:
         print("seed: error: --seconds must be positive", file=sys.stderr)
         return 2
-    result = roofline.run_roofline(config, seconds=seconds, processes=args.processes)
+    if args.processes is not None and args.processes < 1:
+        print("seed: error: --processes must be at least 1", file=sys.stderr)
+        return 2
+    try:
+        result = roofline.run_roofline(config, seconds=seconds, processes=args.processes)
+    except RuntimeError as e:
+        print(f"seed: error: {e}", file=sys.stderr)
+        return 1
     path = roofline.write_roofline(result, args.out)
     print(roofline.format_roofline(result))
     print(f"written to {path}")

@@ -86,6 +86,23 @@ def base_config(config: Config, mode: str, seconds: float, log_interval_s: float
     return values
 
 
+def check_runnable(env: str, env_kwargs: dict, network: str) -> None:
+    """Fail before any run starts on an env or network that cannot be built."""
+    import envs
+    from seed.networks import REGISTRY
+    if network not in REGISTRY:
+        raise ConfigError(f"unknown network {network!r}; known: {', '.join(sorted(REGISTRY))}")
+    try:
+        env_obj = envs.make(env, **env_kwargs)
+    except envs.UnknownEnvError:
+        raise
+    except Exception as e:  # missing ROM, missing package, bad kwargs
+        raise ConfigError(f"cannot build env {env}: {e}") from e
+    close = getattr(env_obj, "close", None)
+    if close:
+        close()
+
+
 def _terminate(proc: subprocess.Popen, grace_s: float = 30.0) -> None:
     if proc.poll() is not None:
         return
@@ -286,6 +303,7 @@ def run_compare(config: Config, mode: str, seconds: float, out_dir: Path,
     from seed.metrics.machine import machine_facts
 
     values = base_config(config, mode, seconds, log_interval_s, budget)
+    check_runnable(values["env"], values.get("env_kwargs") or {}, values["network"])
     out_dir.mkdir(parents=True, exist_ok=True)
     existing = [f"{a}-{i}" for a, i in SCHEDULE if (out_dir / f"{a}-{i}").exists()]
     if existing:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing as mp
+import queue
 import time
 from pathlib import Path
 
@@ -47,6 +48,13 @@ FORMULA = ("ceiling_train = cores / (c_sim + c_inf + c_train); "
 # -- simulation -------------------------------------------------------------------------
 
 def _simulate(env_name: str, env_kwargs: dict, seconds: float, seed: int, out) -> None:
+    try:
+        _simulate_inner(env_name, env_kwargs, seconds, seed, out)
+    except Exception as e:  # reported by the parent as one line
+        out.put({"error": f"{type(e).__name__}: {e}"})
+
+
+def _simulate_inner(env_name: str, env_kwargs: dict, seconds: float, seed: int, out) -> None:
     import envs
     env = envs.make(env_name, **env_kwargs)
     rng = np.random.default_rng(seed)
@@ -80,9 +88,20 @@ def measure_simulation(env_name: str, env_kwargs: dict, seconds: float,
     for p in procs:
         p.start()
     results = []
+    deadline = time.monotonic() + seconds + 300
     try:
-        for _ in procs:
-            results.append(out.get(timeout=seconds + 300))
+        while len(results) < len(procs):
+            try:
+                r = out.get(timeout=1.0)
+            except queue.Empty:
+                dead = [p for p in procs if p.exitcode not in (None, 0)]
+                if dead or time.monotonic() > deadline:
+                    raise RuntimeError(f"simulation workers failed (exit codes "
+                                       f"{[p.exitcode for p in procs]})") from None
+                continue
+            if "error" in r:
+                raise RuntimeError(f"simulating {env_name} failed: {r['error']}")
+            results.append(r)
     finally:
         for p in procs:
             p.join(timeout=10)
@@ -222,6 +241,8 @@ def build_agent(config: Config):
 def run_roofline(config: Config, seconds: float = 10.0, processes: int | None = None,
                  echo=print) -> dict:
     config.validate()
+    from seed.bench.compare import check_runnable
+    check_runnable(config.env, config.env_kwargs, config.network)
     cores = usable_cores()
     processes = processes or cores
     seed_batch = config.effective_inference_batch_size()
