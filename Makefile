@@ -19,7 +19,7 @@ RUN_FLAGS = $(if $(FRAMES),--frames $(FRAMES)) $(if $(SECONDS),--seconds $(SECON
             $(if $(ACTORS),--actors $(ACTORS)) $(if $(ENVS),--envs-per-actor $(ENVS))
 PYTEST_ARGS ?=
 
-.PHONY: help setup football-setup test test-all demo plots clean distclean dmlab \
+.PHONY: help setup football-setup test test-all demo plots clean distclean dmlab dmlab-check \
         $(BENCHMARKS) $(addsuffix -impala,$(BENCHMARKS)) $(addprefix compare-,$(BENCHMARKS))
 
 help:  ## list the targets
@@ -76,9 +76,14 @@ $(addprefix compare-,$(BENCHMARKS)): compare-%: setup
 FOOTBALL := $(filter football%,$(BENCHMARKS))
 $(FOOTBALL) $(addsuffix -impala,$(FOOTBALL)) $(addprefix compare-,$(FOOTBALL)): football-setup
 
-dmlab: setup
-	$(PY) -m envs.dmlab --check
-	$(MAKE) dmlab_explore_goal_locations_small
+# DeepMind Lab cannot be pip-installed: check for it first, so a run never half-starts.
+DMLAB := $(filter dmlab_%,$(BENCHMARKS))
+$(DMLAB) $(addsuffix -impala,$(DMLAB)) $(addprefix compare-,$(DMLAB)): dmlab-check
+
+dmlab-check: setup
+	@$(PY) -m envs.dmlab --check
+
+dmlab: dmlab_explore_goal_locations_small
 
 plots: setup
 	$(PY) scripts/run_notebooks.py --results results --out results/plots

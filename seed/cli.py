@@ -145,7 +145,9 @@ def main(argv=None) -> int:
     import envs
     try:
         return args.fn(args)
-    except (ConfigError, envs.UnknownEnvError, CheckpointError) as e:
+    except (ConfigError, envs.UnknownEnvError, CheckpointError, ImportError) as e:
+        # ImportError: an env whose engine is not installed (DeepMind Lab, Football);
+        # its message says how to install it.
         print(f"seed: error: {e}", file=sys.stderr)
         return 2
 
