@@ -59,7 +59,8 @@ test-all: setup football-setup
 demo: setup
 	$(SEED) compare --config experiments/atari_pong_vtrace.yaml --seconds $(or $(SECONDS),45) \
 	    --mode train --logdir results/demo/$(RUN_ID)
-	@echo "plot: results/demo/$(RUN_ID)/compare.png"
+	@$(PY) -m seed.bench.plot_compare results/demo/$(RUN_ID) >/dev/null
+	@echo "table: results/demo/$(RUN_ID)/compare.csv   plot: results/demo/$(RUN_ID)/compare.png"
 
 $(BENCHMARKS): %: setup
 	$(SEED) train --config experiments/$@.yaml --arch seed --logdir results/$@/seed/$(RUN_ID) $(RUN_FLAGS)
@@ -71,6 +72,7 @@ $(addprefix compare-,$(BENCHMARKS)): compare-%: setup
 	$(SEED) compare --config experiments/$*.yaml --mode $(MODE) \
 	    --seconds $(or $(SECONDS),$(COMPARE_SECONDS)) --logdir results/compare-$*/$(MODE)-$(RUN_ID) \
 	    $(if $(ACTORS),--actors $(ACTORS)) $(if $(ENVS),--envs-per-actor $(ENVS))
+	$(PY) -m seed.bench.plot_compare results/compare-$*/$(MODE)-$(RUN_ID)
 
 # Football benchmarks need the engine built first.
 FOOTBALL := $(filter football%,$(BENCHMARKS))
