@@ -155,7 +155,14 @@ def test_learner_address_on_a_loopback_cluster_is_loopback_tcp():
 def test_learner_address_given_by_the_user_is_kept():
     launcher = _bare_launcher(["10.0.0.5", "10.0.0.6"])
     assert launcher.learner_address("10.0.0.5:29500") == "10.0.0.5:29500"
-    assert launcher.learner_address(":29500") == ":29500"
+    assert _bare_launcher(["127.0.0.1"]).learner_address(":29500") == ":29500"
+
+
+def test_learner_address_on_loopback_is_refused_for_other_nodes():
+    launcher = _bare_launcher(["10.0.0.5", "10.0.0.6"])
+    for server in (":29500", "29500", "127.0.0.1:29500", "localhost:29500"):
+        with pytest.raises(ConfigError, match="loopback"):
+            launcher.learner_address(server)
 
 
 def test_learner_address_on_a_real_cluster_must_be_given():
@@ -287,15 +294,21 @@ def test_killed_actor_is_restarted_by_ray_and_its_envs_start_fresh(local_ray, tm
     assert thread.is_alive(), "the run ended before the kill: raise the frame budget"
     t_kill = time.monotonic()
     ray.kill(actor, no_restart=False)
+    # ray.kill is asynchronous: the old process may answer once more before it dies.
     after = None
     while time.monotonic() < deadline:
         try:
-            after = ray.get(actor.info.remote(), timeout=10)
-            break
+            info = ray.get(actor.info.remote(), timeout=10)
+            if info["pid"] != before["pid"]:
+                after = info
+                break
         except (ray.exceptions.RayActorError, ray.exceptions.GetTimeoutError):
-            time.sleep(0.5)
+            pass
+        time.sleep(0.5)
     assert after is not None, "Ray did not restart the killed actor"
-    assert after["pid"] != before["pid"] and after["started"] > before["started"]
+    assert after["started"] > before["started"]
+    assert not Path(f"/proc/{before['pid']}").exists() or \
+        _state(before["pid"]) == "(Z)", "the killed actor's process is still running"
     assert after["task"] == 1
 
     thread.join(300)

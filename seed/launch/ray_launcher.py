@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 
 from seed.config import Config, ConfigError
+from seed.transport.channel import normalize_server_address
 
 log = logging.getLogger(__name__)
 
@@ -144,10 +145,17 @@ class RayLauncher:
 
     def learner_address(self, server: str) -> str:
         """Where the learner listens so that actors on the cluster's nodes reach it."""
-        if server and not server.startswith("unix:"):
-            return server  # HOST:PORT, :PORT or PORT (the latter two mean loopback)
         nodes = self.node_addresses()
-        if nodes and all(_is_loopback(h) for h in nodes):
+        on_loopback = bool(nodes) and all(_is_loopback(h) for h in nodes)
+        if server and not server.startswith("unix:"):
+            host = normalize_server_address(server).rsplit(":", 1)[0].strip("[]")
+            if _is_loopback(host) and not on_loopback:
+                raise ConfigError(
+                    f"--server {server} listens on loopback, which actors on other nodes "
+                    f"cannot reach (nodes: {', '.join(sorted(set(nodes)))}): give this "
+                    "machine's cluster-network address, --server NODE_IP:PORT")
+            return server
+        if on_loopback:
             return "127.0.0.1:0"
         raise ConfigError(
             "--launcher ray on a cluster needs --server NODE_IP:PORT: the address of this "
