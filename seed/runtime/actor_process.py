@@ -92,6 +92,44 @@ def run_with_reconnect(loop_once, actor_id: int, what: str) -> int:
             backoff = min(backoff * 2, 10.0)
 
 
+def actor_envs_for(spec, task: int):
+    """The envs actor ``task`` steps, as the learner's spec describes them."""
+    from seed.runtime.actor_envs import ActorEnvs
+    k = spec.envs_per_actor
+    seed = int(json.loads(spec.config_json).get("seed", 0))
+    return ActorEnvs(spec.env, json.loads(spec.env_kwargs_json),
+                     list(range(task * k, (task + 1) * k)), seed=seed)
+
+
+def run_actor_loop(address: str, task: int, what: str, build, session) -> int:
+    """The life of an actor process, either architecture.
+
+    On the first connection ``build(spec) -> dict`` makes what lives as long as
+    the process (it must hold the ``'envs'``); then, per connection,
+    ``session(stub, parts)`` runs until the learner goes away (reconnecting with
+    backoff) or the actor is stopped.
+    """
+    parts: dict = {}
+
+    def loop_once():
+        channel, stub, spec = fetch_spec(address, task)
+        try:
+            if not 0 <= task < spec.num_actors:
+                raise SystemExit(f"actor task {task} out of range: the learner expects "
+                                 f"{spec.num_actors} actors")
+            if not parts:
+                parts.update(build(spec))
+            session(stub, parts)
+        finally:
+            channel.close()
+
+    try:
+        return run_with_reconnect(loop_once, task, what)
+    finally:
+        if "envs" in parts:
+            parts["envs"].close()
+
+
 def setup_logging() -> None:
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")

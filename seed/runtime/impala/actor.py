@@ -10,7 +10,6 @@ than one unroll old.
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 import uuid
@@ -19,7 +18,7 @@ import numpy as np
 
 from seed.inference.unroll_builder import UnrollBuilder
 from seed.runtime.actor_envs import ActorEnvs
-from seed.runtime.actor_process import fetch_spec, run_with_reconnect, spec_config
+from seed.runtime.actor_process import actor_envs_for, run_actor_loop, spec_config
 from seed.transport import tensor as wire
 from seed.transport.proto import pb2
 from seed.types import EnvOutput
@@ -65,36 +64,22 @@ class LocalPolicy:
 
 
 def run_actor(address: str, task: int, max_steps: int = 0, log_interval_s: float = 30.0) -> int:
+    """Run actor ``task`` against the learner at ``address`` until stopped."""
     _limit_tf_threads()
-    state = {"envs": None, "policy": None, "steps": 0}
+    steps = {"n": 0}
 
-    def loop_once():
-        channel, stub, spec = fetch_spec(address, task)
-        try:
-            k = spec.envs_per_actor
-            if task < 0 or task >= spec.num_actors:
-                raise SystemExit(f"actor task {task} out of range: the learner expects "
-                                 f"{spec.num_actors} actors")
-            if state["envs"] is None:
-                config = spec_config(spec)
-                state["envs"] = ActorEnvs(spec.env, json.loads(spec.env_kwargs_json),
-                                          list(range(task * k, (task + 1) * k)),
-                                          seed=config.seed)
-                state["policy"] = LocalPolicy(config, state["envs"], task)
-            _act(stub, task, state, max_steps, log_interval_s)
-        finally:
-            channel.close()
+    def build(spec):
+        envs = actor_envs_for(spec, task)
+        return {"envs": envs, "policy": LocalPolicy(spec_config(spec), envs, task)}
 
-    try:
-        return run_with_reconnect(loop_once, task, "impala")
-    finally:
-        if state["envs"] is not None:
-            state["envs"].close()
+    def session(stub, parts):
+        _act(stub, task, parts["envs"], parts["policy"], steps, max_steps, log_interval_s)
+
+    return run_actor_loop(address, task, "impala", build, session)
 
 
-def _act(stub, task, state, max_steps, log_interval_s):
-    actor_envs: ActorEnvs = state["envs"]
-    policy: LocalPolicy = state["policy"]
+def _act(stub, task, actor_envs: ActorEnvs, policy: LocalPolicy, steps, max_steps,
+         log_interval_s):
     agent = policy.agent
     run_id = uuid.uuid4().hex
     env_ids = np.asarray(actor_envs.env_ids, np.int64)
@@ -106,8 +91,8 @@ def _act(stub, task, state, max_steps, log_interval_s):
     reward, done, obs = actor_envs.reset_all()
     pending_episodes: dict[int, list] = {i: [] for i in range(k)}
     inference_ms: list[float] = []
-    t_log, steps_at_log = time.monotonic(), state["steps"]
-    while not max_steps or state["steps"] < max_steps:
+    t_log, steps_at_log = time.monotonic(), steps["n"]
+    while not max_steps or steps["n"] < max_steps:
         t0 = time.perf_counter()
         action, agent_output, new_state = agent.infer(env_ids, prev_action,
                                                       EnvOutput(reward, done, obs), core_state)
@@ -145,9 +130,9 @@ def _act(stub, task, state, max_steps, log_interval_s):
         reward, done, obs, finished = actor_envs.step(action)
         for env_id, ret, length in finished:
             pending_episodes[env_id - int(env_ids[0])].append((env_id, ret, length))
-        state["steps"] += k
+        steps["n"] += k
         now = time.monotonic()
         if now - t_log >= log_interval_s:
             log.info("actor %d: %.0f env steps/s (parameters v%d)", task,
-                     (state["steps"] - steps_at_log) / (now - t_log), policy.version)
-            t_log, steps_at_log = now, state["steps"]
+                     (steps["n"] - steps_at_log) / (now - t_log), policy.version)
+            t_log, steps_at_log = now, steps["n"]

@@ -8,14 +8,13 @@ half-built unrolls instead of mixing two runs.
 
 from __future__ import annotations
 
-import json
 import logging
 import queue
 import time
 import uuid
 
 from seed.runtime.actor_envs import ActorEnvs
-from seed.runtime.actor_process import fetch_spec, run_with_reconnect
+from seed.runtime.actor_process import actor_envs_for, run_actor_loop
 from seed.transport import tensor as wire
 from seed.transport.proto import pb2
 
@@ -26,33 +25,18 @@ _END = object()
 
 def run_actor(address: str, task: int, max_steps: int = 0, log_interval_s: float = 30.0) -> int:
     """Run actor ``task`` against the learner at ``address`` until stopped."""
-    state = {"envs": None, "steps": 0}
+    steps = {"n": 0}
 
-    def loop_once():
-        channel, stub, spec = fetch_spec(address, task)
-        try:
-            k = spec.envs_per_actor
-            if task < 0 or task >= spec.num_actors:
-                raise SystemExit(f"actor task {task} out of range: the learner expects "
-                                 f"{spec.num_actors} actors")
-            if state["envs"] is None:
-                config = json.loads(spec.config_json)
-                state["envs"] = ActorEnvs(spec.env, json.loads(spec.env_kwargs_json),
-                                          list(range(task * k, (task + 1) * k)),
-                                          seed=int(config.get("seed", 0)))
-            _stream(stub, task, state, max_steps, log_interval_s)
-        finally:
-            channel.close()
+    def build(spec):
+        return {"envs": actor_envs_for(spec, task)}
 
-    try:
-        return run_with_reconnect(loop_once, task, "seed")
-    finally:
-        if state["envs"] is not None:
-            state["envs"].close()
+    def session(stub, parts):
+        _stream(stub, task, parts["envs"], steps, max_steps, log_interval_s)
+
+    return run_actor_loop(address, task, "seed", build, session)
 
 
-def _stream(stub, task, state, max_steps, log_interval_s):
-    actor_envs: ActorEnvs = state["envs"]
+def _stream(stub, task, actor_envs: ActorEnvs, steps, max_steps, log_interval_s):
     run_id = uuid.uuid4().hex
     env_ids = actor_envs.env_ids
     requests: queue.Queue = queue.Queue(maxsize=2)
@@ -69,8 +53,8 @@ def _stream(stub, task, state, max_steps, log_interval_s):
         reward, done, obs = actor_envs.reset_all()
         episodes: list = []
         rtt_ms = 0.0
-        t_log, steps_at_log = time.monotonic(), state["steps"]
-        while not max_steps or state["steps"] < max_steps:
+        t_log, steps_at_log = time.monotonic(), steps["n"]
+        while not max_steps or steps["n"] < max_steps:
             request = pb2.StepRequest(
                 actor_id=task, run_id=run_id, env_ids=env_ids,
                 reward=wire.encode(reward), done=wire.encode(done),
@@ -84,12 +68,12 @@ def _stream(stub, task, state, max_steps, log_interval_s):
             actions = wire.decode(response.action, dtype="int32", shape=(len(env_ids),),
                                   name="action")
             reward, done, obs, episodes = actor_envs.step(actions)
-            state["steps"] += len(env_ids)
+            steps["n"] += len(env_ids)
             now = time.monotonic()
             if now - t_log >= log_interval_s:
                 log.info("actor %d: %.0f env steps/s", task,
-                         (state["steps"] - steps_at_log) / (now - t_log))
-                t_log, steps_at_log = now, state["steps"]
+                         (steps["n"] - steps_at_log) / (now - t_log))
+                t_log, steps_at_log = now, steps["n"]
     finally:
         requests.put(_END)
         responses.cancel()
