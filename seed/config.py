@@ -76,6 +76,7 @@ class Config:
     server: str = ""  # address; "" = a fresh unix socket in logdir (local) / 127.0.0.1:0
     launcher: str = "local"  # local | ray
     ray_address: str = ""
+    learner_on_gpu_node: bool = False  # with launcher ray: the learner as a Ray actor, 1 GPU
 
     @property
     def num_envs(self) -> int:

@@ -131,12 +131,17 @@ def test_cli_launcher_ray_without_ray_is_one_clear_line(tmp_path):
 
 
 class _FakeRay:
-    def __init__(self, hosts):
-        self.hosts = hosts
+    def __init__(self, hosts, gpu_hosts=()):
+        self.hosts, self.gpu_hosts = hosts, set(gpu_hosts)
 
     def nodes(self):
-        return [{"NodeManagerAddress": h, "Alive": True} for h in self.hosts] + \
-            [{"NodeManagerAddress": "10.9.9.9", "Alive": False}]
+        return [{"NodeManagerAddress": h, "Alive": True,
+                 "Resources": {"CPU": 8.0, **({"GPU": 1.0} if h in self.gpu_hosts else {})}}
+                for h in self.hosts] + \
+            [{"NodeManagerAddress": "10.9.9.9", "Alive": False, "Resources": {"GPU": 8.0}}]
+
+    def cluster_resources(self):
+        return {"CPU": 8.0 * len(self.hosts), "GPU": float(len(self.gpu_hosts))}
 
 
 def _bare_launcher(hosts):
@@ -179,6 +184,32 @@ def test_ray_actors_cannot_use_a_unix_socket():
         launcher.start("unix:/tmp/x.sock", 2)
 
 
+def test_learner_placement_pins_the_gpu_node_of_server():
+    from seed.launch.ray_launcher import learner_placement
+    fake = _FakeRay(["10.0.0.5", "10.0.0.6"], gpu_hosts=["10.0.0.6"])
+    opts = learner_placement(fake, Config(launcher="ray", server="10.0.0.6:29500"))
+    assert opts == {"num_gpus": 1, "num_cpus": 1, "resources": {"node:10.0.0.6": 0.001}}
+    with pytest.raises(ConfigError, match=r"not the address of a GPU node.*10\.0\.0\.6"):
+        learner_placement(fake, Config(launcher="ray", server="10.0.0.5:29500"))
+    with pytest.raises(ConfigError, match="GPU_NODE_IP:PORT"):
+        learner_placement(fake, Config(launcher="ray"))
+
+
+def test_learner_placement_needs_a_gpu_in_the_cluster():
+    from seed.launch.ray_launcher import learner_placement
+    with pytest.raises(ConfigError, match="no node of the Ray cluster has a GPU"):
+        learner_placement(_FakeRay(["127.0.0.1"]), Config(launcher="ray"))
+    # One machine on loopback with a GPU: no pin needed.
+    assert learner_placement(_FakeRay(["127.0.0.1"], gpu_hosts=["127.0.0.1"]),
+                             Config(launcher="ray")) == {"num_gpus": 1, "num_cpus": 1}
+
+
+def test_learner_on_gpu_node_needs_the_ray_launcher(tmp_path):
+    from seed.runtime.run import train
+    with pytest.raises(ConfigError, match="needs --launcher ray"):
+        train(Config(launcher="local", learner_on_gpu_node=True, logdir=str(tmp_path)))
+
+
 # -- an in-process Ray cluster ------------------------------------------------------
 
 @pytest.fixture(scope="module")
@@ -186,7 +217,9 @@ def local_ray():
     if not HAVE_RAY:
         pytest.skip("ray is not installed: pip install 'ray[default]>=2.40'")
     if not ray.is_initialized():
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
+        # Two CPUs for two actors, one more and a declared (not real) GPU for the
+        # learner-on-a-GPU-node test; Ray only counts these, TensorFlow sees no GPU.
+        ray.init(num_cpus=3, num_gpus=1, include_dashboard=False, log_to_driver=False,
                  object_store_memory=100 * 1024 * 1024)
     yield ray
     ray.shutdown()
@@ -327,6 +360,26 @@ def test_killed_actor_is_restarted_by_ray_and_its_envs_start_fresh(local_ray, tm
     kill_wall = t_kill - t0  # >= the run's own wall time at the kill
     later = [r for r in _episodes(run_dir) if float(r["wall_time"]) > kill_wall]
     assert {r["actor"] for r in later} == {"0", "1"}
+
+
+@needs_ray
+@pytest.mark.slow
+def test_learner_runs_as_a_ray_actor_holding_the_gpu(local_ray, tmp_path):
+    from seed.runtime.run import train
+    summary = train(_catch_config(tmp_path, frames=20_000, learner_on_gpu_node=True))
+    assert summary["stopped_by"] == "budget" and summary["env_frames"] >= 20_000
+    where = summary["learner_host"]
+    assert where["pid"] != os.getpid()  # not this process: a Ray actor
+    assert where["ray_gpu_ids"] == ["0"] and where["cuda_visible_devices"] == "0"
+    run_dir = Path(summary["run_dir"])
+    recorded = json.loads((run_dir / "config.json").read_text())
+    assert recorded["config"]["learner_on_gpu_node"] is True
+    import tensorflow as tf
+    if not tf.config.list_physical_devices("GPU"):
+        assert recorded["learner_device"] == "CPU"  # Ray's GPU here is only declared
+    assert {r["actor"] for r in _episodes(run_dir)} == {"0", "1"}
+    assert not [a for a in ray.util.list_named_actors(all_namespaces=True)
+                if a["name"].startswith(f"seed-{run_dir.name}-")]
 
 
 # -- a head started apart from the learner ------------------------------------------

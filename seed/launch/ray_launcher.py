@@ -53,6 +53,37 @@ def _is_loopback(host: str) -> bool:
     return host == "localhost" or host == "::1" or host.startswith("127.")
 
 
+def connect_ray(config: Config):
+    """(ray, started_here): join ``config.ray_address``, or start Ray in this process."""
+    address = config.ray_address or None
+    if address is None and "ray" not in sys.modules:
+        # An in-process cluster is this machine alone: keep Ray's node
+        # address on loopback rather than the first network interface.
+        # (Ray reads this when it is imported; it only affects clusters
+        # started here, and such a cluster cannot take other nodes.)
+        os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+    ray = import_ray()
+    if ray.is_initialized():
+        log.info("using the Ray connection this process already has")
+        return ray, False
+    kwargs = dict(log_to_driver=False, configure_logging=False)
+    if address is None:
+        kwargs.update(num_cpus=max(os.cpu_count() or 1, config.actors),
+                      include_dashboard=False,
+                      object_store_memory=100 * 1024 * 1024)
+    try:
+        ray.init(address=address, **kwargs)
+    except Exception as e:  # unreachable, auth errors and the like: one line, with the cause
+        if address is None:
+            raise
+        raise ConfigError(f"cannot join the Ray cluster at {address}: {_first_line(e)} "
+                          "(is it up? with token auth: RAY_AUTH_MODE=token and the "
+                          "cluster's token, see docs/ray.md)") from None
+    log.info("Ray %s: %s", "started in-process" if address is None else f"joined {address}",
+             ray.cluster_resources())
+    return ray, True
+
+
 class ActorHost:
     """The body of one Ray actor: runs one SEED or IMPALA actor loop.
 
@@ -106,38 +137,7 @@ class RayLauncher:
     # -- cluster ---------------------------------------------------------------
 
     def _connect(self):
-        address = self.config.ray_address or None
-        if address is None and "ray" not in sys.modules:
-            # An in-process cluster is this machine alone: keep Ray's node
-            # address on loopback rather than the first network interface.
-            # (Ray reads this when it is imported; it only affects clusters
-            # started here, and such a cluster cannot take other nodes.)
-            os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
-        ray = import_ray()
-        if ray.is_initialized():
-            log.info("using the Ray connection this process already has")
-            return ray
-        kwargs = dict(log_to_driver=False, configure_logging=False)
-        if address is None:
-            kwargs.update(num_cpus=max(os.cpu_count() or 1, self.config.actors),
-                          include_dashboard=False,
-                          object_store_memory=100 * 1024 * 1024)
-        try:
-            ray.init(address=address, **kwargs)
-        except ConnectionError as e:
-            raise ConfigError(f"cannot join the Ray cluster at {address}: {_first_line(e)} "
-                              "(is it up? with token auth: RAY_AUTH_MODE=token and the "
-                              "cluster's token, see docs/ray.md)") from None
-        except Exception as e:  # auth errors and the like: one line, with the cause
-            if address is None:
-                raise
-            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-            raise ConfigError(f"cannot join the Ray cluster at {address}: {first} "
-                              "(token auth: set RAY_AUTH_MODE=token and the cluster's "
-                              "token, see docs/ray.md)") from None
-        self._owns_ray = True
-        log.info("Ray %s: %s", "started in-process" if address is None else f"joined {address}",
-                 ray.cluster_resources())
+        ray, self._owns_ray = connect_ray(self.config)
         return ray
 
     def node_addresses(self) -> list[str]:
@@ -265,3 +265,109 @@ class RayLauncher:
 def _first_line(e: BaseException) -> str:
     text = str(e).strip()
     return text.splitlines()[0] if text else type(e).__name__
+
+
+# -- the learner itself as a Ray actor on a GPU node -------------------------------
+
+_IN_LEARNER_ACTOR = False
+
+
+def in_learner_actor() -> bool:
+    """True inside the learner's Ray actor (so ``train`` runs there, not again remotely)."""
+    return _IN_LEARNER_ACTOR
+
+
+class LearnerHost:
+    """The body of the learner's Ray actor: ``train()`` on the GPU node Ray chose."""
+
+    def __init__(self):
+        global _IN_LEARNER_ACTOR
+        _IN_LEARNER_ACTOR = True
+        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+        from seed.runtime.actor_process import setup_logging
+        setup_logging()
+
+    def train(self, config_values: dict, resume_dir: str | None) -> dict:
+        import socket
+
+        import ray
+        from seed.runtime.run import train
+        summary = train(Config(**config_values), resume_dir=resume_dir)
+        summary["learner_host"] = {
+            "hostname": socket.gethostname(), "pid": os.getpid(),
+            "node_ip": ray.util.get_node_ip_address(),
+            "ray_gpu_ids": [str(g) for g in ray.get_gpu_ids()],
+            "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES")}
+        return summary
+
+
+def learner_placement(ray, config: Config) -> dict:
+    """Ray options that put the learner on a GPU node, and on the node of ``--server``."""
+    nodes = [n for n in ray.nodes() if n.get("Alive")]
+    gpu_nodes = [n["NodeManagerAddress"] for n in nodes
+                 if n.get("Resources", {}).get("GPU", 0) >= 1]
+    if not gpu_nodes:
+        raise ConfigError("learner_on_gpu_node: no node of the Ray cluster has a GPU "
+                          f"(resources: {ray.cluster_resources()})")
+    options = dict(num_gpus=1, num_cpus=1)
+    server = config.server
+    if server and not server.startswith("unix:"):
+        host = normalize_server_address(server).rsplit(":", 1)[0].strip("[]")
+        if not _is_loopback(host):
+            if host not in gpu_nodes:
+                raise ConfigError(
+                    f"learner_on_gpu_node: --server {server} is not the address of a GPU "
+                    f"node of the cluster (GPU nodes: {', '.join(sorted(set(gpu_nodes)))})")
+            options["resources"] = {f"node:{host}": 0.001}  # Ray's per-node resource
+            return options
+    if all(_is_loopback(n["NodeManagerAddress"]) for n in nodes):
+        return options
+    raise ConfigError(
+        "learner_on_gpu_node on a cluster needs --server GPU_NODE_IP:PORT: the GPU node to "
+        "run the learner on, and where it listens (GPU nodes: "
+        f"{', '.join(sorted(set(gpu_nodes)))}); keep that port within the cluster network")
+
+
+def train_on_gpu_node(config: Config, resume_dir: str | None = None) -> dict:
+    """Run ``train(config)`` in a Ray actor with one GPU; returns its summary.
+
+    The run directory is written on that node (``--logdir`` is made absolute
+    here; use a path that exists there, or shared storage).
+    """
+    from seed.runtime.run import default_run_dir
+    ray, owns = connect_ray(config)
+    host = None
+    try:
+        options = learner_placement(ray, config)
+        values = config.to_json()
+        values["progress"] = False  # its terminal is a Ray log file
+        values["logdir"] = os.path.abspath(config.logdir or str(default_run_dir(config)))
+        resume = os.path.abspath(resume_dir) if resume_dir else None
+        host = ray.remote(LearnerHost).options(
+            name=f"seed-{Path(values['logdir']).name}-learner", namespace="seed",
+            max_restarts=0, **options).remote()
+        ref = host.train.remote(values, resume)
+        log.info("learner running as a Ray actor with %s; results in %s on that node",
+                 options, values["logdir"])
+        try:
+            return ray.get(ref)
+        except KeyboardInterrupt:
+            ray.cancel(ref)  # a KeyboardInterrupt in train(): it stops its actors first
+            try:
+                ray.get(ref, timeout=60)
+            except Exception:
+                pass
+            raise
+        except ray.exceptions.RayTaskError as e:
+            cause = getattr(e, "cause", None)
+            if isinstance(cause, ConfigError):
+                raise ConfigError(str(cause)) from None
+            raise RuntimeError(f"the learner on the GPU node failed: {_first_line(e)}") from e
+    finally:
+        if host is not None:
+            try:
+                ray.kill(host, no_restart=True)
+            except Exception as e:
+                log.debug("ray.kill learner: %s", e)
+        if owns:
+            ray.shutdown()

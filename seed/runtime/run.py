@@ -131,6 +131,12 @@ def prepare_run_dir(config: Config, resume_dir: str | None):
 def train(config: Config, resume_dir: str | None = None) -> dict:
     """Run to the budget; returns a summary dict (also written to summary.json)."""
     config.validate()
+    if config.learner_on_gpu_node:
+        from seed.launch import ray_launcher
+        if config.launcher != "ray":
+            raise ConfigError("learner_on_gpu_node needs --launcher ray")
+        if not ray_launcher.in_learner_actor():
+            return ray_launcher.train_on_gpu_node(config, resume_dir)
     config, run_dir, counters, agent_state = prepare_run_dir(config, resume_dir)
     env_spec = EnvSpec.probe(config.env, config.env_kwargs)
     device = learner_device()
