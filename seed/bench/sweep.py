@@ -20,7 +20,8 @@ IMPALA, SEED) runs into ``DIR/<name>/``; then, with no run active, the per-sampl
 inference cost of each network is measured (:func:`seed.bench.roofline.measure_inference`:
 CPU seconds of ``agent.infer`` per env at batch 1, at envs_per_actor (an IMPALA
 actor's batch) and at the SEED batch). ``DIR/sweep.csv`` has one row per size and
-``DIR/sweep.png`` plots FPS against the inference cost at batch 1.
+``DIR/sweep.png`` plots FPS and frames per CPU-second against the inference cost at
+an IMPALA actor's batch.
 """
 
 from __future__ import annotations
@@ -84,12 +85,18 @@ def inference_costs(config: Config, seconds: float) -> dict:
 
 
 def plot(rows: list[dict], path: Path, mode: str, title: str) -> None:
-    """Two panels against inference cost at batch 1: FPS, and frames per CPU-second."""
+    """Two panels against inference cost: FPS, and frames per CPU-second.
+
+    The x axis is the per-sample cost at an IMPALA actor's batch (envs_per_actor: each
+    IMPALA actor infers its own envs together), the cost the IMPALA side pays; SEED pays
+    the (lower) cost at its larger batch, listed in sweep.csv.
+    """
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     fig, axes = plt.subplots(1, 2, figsize=(10, 4.2))
-    x = [r["inf_cpu_us_per_sample_b1"] for r in rows]
+    rows = sorted(rows, key=lambda r: r["inf_cpu_us_per_sample_actor_batch"])
+    x = [r["inf_cpu_us_per_sample_actor_batch"] for r in rows]
     panels = (("seed_fps", "impala_fps", f"steady-state env frames/s ({mode})"),
               ("seed_frames_per_cpu_s", "impala_frames_per_cpu_s",
                "env frames per CPU-second of the process tree"))
@@ -106,7 +113,7 @@ def plot(rows: list[dict], path: Path, mode: str, title: str) -> None:
                             xytext=(4, 4), fontsize=8)
         ax.set_xscale("log")
         ax.set_yscale("log")
-        ax.set_xlabel("inference cost at batch 1 (CPU us per sample)")
+        ax.set_xlabel("inference cost at an IMPALA actor's batch (CPU us per sample)")
         ax.set_ylabel(ylabel)
         ax.grid(True, which="both", alpha=0.3)
         ax.legend()
@@ -158,6 +165,15 @@ def run_sweep(config: Config, sizes_text: str, mode: str, seconds: float, out_di
         {"command": command, "mode": mode, "seconds": seconds, "rows": rows,
          "machine": results[0][2]["machine"]}, indent=2, default=str))
     return {"rows": rows, "table": format_sweep(rows)}
+
+
+def replot(out_dir: Path, mode: str, title: str) -> None:
+    """Redraw ``sweep.png`` from a finished sweep's ``sweep.csv``."""
+    import csv
+    with open(out_dir / "sweep.csv") as f:
+        rows = [{k: (v if k in ("size", "network", "network_kwargs", "compare_dir") else
+                     (float(v) if v else None)) for k, v in r.items()} for r in csv.DictReader(f)]
+    plot(rows, out_dir / "sweep.png", mode, title)
 
 
 def format_sweep(rows: list[dict]) -> str:
