@@ -255,7 +255,7 @@ def test_seed_on_ray_actors_learns_catch(local_ray, tmp_path):
         assert recorded["learner_device"] == "CPU"
     # Both actors played; the launcher killed its actors at the end.
     assert {r["actor"] for r in _episodes(run_dir)} == {"0", "1"}
-    prefix = f"seed-{run_dir.name}-actor"
+    prefix = f"seed-{run_dir.name}-"
     assert not [a for a in ray.util.list_named_actors(all_namespaces=True)
                 if a["name"].startswith(prefix)]
 
@@ -313,7 +313,7 @@ def test_killed_actor_is_restarted_by_ray_and_its_envs_start_fresh(local_ray, tm
     t0 = time.monotonic()
     thread = threading.Thread(target=run, daemon=True)
     thread.start()
-    name = f"seed-{run_dir.name}-actor-1"
+    name = f"seed-{run_dir.name}-{os.getpid()}-actor-1"
     actor = None
     deadline = time.monotonic() + 180
     while actor is None and time.monotonic() < deadline and thread.is_alive():

@@ -124,7 +124,8 @@ class RayLauncher:
         self.run_dir = Path(run_dir)
         self.max_restarts = max_restarts
         self.namespace = "seed"
-        self.name_prefix = f"seed-{self.run_dir.name}-actor"
+        # Named per run dir and learner process, so runs sharing a cluster never clash.
+        self.name_prefix = f"seed-{self.run_dir.name}-{os.getpid()}-actor"
         self._actors: dict[int, object] = {}
         self._runs: dict[int, object] = {}
         self._resubmits: dict[int, int] = {}
@@ -344,7 +345,8 @@ def train_on_gpu_node(config: Config, resume_dir: str | None = None) -> dict:
         values["logdir"] = os.path.abspath(config.logdir or str(default_run_dir(config)))
         resume = os.path.abspath(resume_dir) if resume_dir else None
         host = ray.remote(LearnerHost).options(
-            name=f"seed-{Path(values['logdir']).name}-learner", namespace="seed",
+            name=f"seed-{Path(values['logdir']).name}-{os.getpid()}-learner",
+            namespace="seed",
             max_restarts=0, **options).remote()
         ref = host.train.remote(values, resume)
         log.info("learner running as a Ray actor with %s; results in %s on that node",
