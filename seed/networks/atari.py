@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from seed.networks import frame_stack
-from seed.networks.base import unroll_core
+from seed.networks import frame_stack, heads
+from seed.networks.base import (at_least_one, batch_apply, call_step_or_unroll, core_input,
+                                create_variables, frame_spec, unroll_core)
 from seed.networks.layers import Conv2D, Dense, LSTMCell
-from seed.types import EnvOutput
 
-HEADS = ("actor_critic", "q")
+HEADS = heads.HEADS
 
 
 class NatureCNNTorso(tf.Module):
@@ -92,20 +92,12 @@ class _AtariNetwork(tf.Module):
     def __init__(self, num_actions: int, observation_space, torso, head: str, stack_size: int,
                  lstm_size: int, head_hidden: int, name: str):
         super().__init__(name=name)
-        if head not in HEADS:
-            raise ValueError(f"unknown head {head!r}; known: {', '.join(HEADS)}")
-        shape = tuple(int(d) for d in observation_space.shape)
-        if len(shape) != 3:
-            raise ValueError(f"expected [H, W, C] frames, got observation shape {shape}")
-        if stack_size < 1:
-            raise ValueError(f"stack_size must be at least 1, got {stack_size}")
+        self.head = heads.check_head(head)
+        shape, self._frame_dtype, self._scale = frame_spec(observation_space)
+        self.stack_size = at_least_one("stack_size", stack_size)
         self.num_actions = int(num_actions)
-        self.head = head
-        self.stack_size = int(stack_size)
         self.lstm_size = int(lstm_size)
         self._frame_shape = shape
-        self._frame_dtype = tf.as_dtype(observation_space.dtype)
-        self._scale = 1.0 / 255.0 if self._frame_dtype == tf.uint8 else 1.0
         with self.name_scope:
             self._torso = torso
             self._lstm = LSTMCell(self.lstm_size) if self.lstm_size > 0 else None
@@ -113,15 +105,10 @@ class _AtariNetwork(tf.Module):
                 self._policy = Dense(self.num_actions)
                 self._baseline = Dense(1)
             else:
-                hidden = ([Dense(head_hidden, tf.nn.relu)] if head_hidden > 0 else [])
-                self._value = hidden + [Dense(1)]
-                hidden = ([Dense(head_hidden, tf.nn.relu)] if head_hidden > 0 else [])
-                self._advantage = hidden + [Dense(self.num_actions, use_bias=False)]
+                self._value = heads.stream(1, head_hidden)
+                self._advantage = heads.stream(self.num_actions, head_hidden, use_bias=False)
         # Create every variable now, so trainable_variables is complete before the first step.
-        self(tf.zeros([1], tf.int32),
-             EnvOutput(tf.zeros([1]), tf.zeros([1], tf.bool),
-                       tf.zeros((1,) + shape, self._frame_dtype)),
-             self.initial_state(1))
+        create_variables(self, shape, self._frame_dtype)
 
     def initial_state(self, batch_size):
         stack = frame_stack.initial_frame_stack(batch_size, self._frame_shape, self.stack_size,
@@ -131,50 +118,26 @@ class _AtariNetwork(tf.Module):
         return (stack,) + self._lstm.zero_state(batch_size)
 
     def __call__(self, prev_action, env_output, core_state, unroll=False):
-        if not unroll:
-            prev_action, env_output = tf.nest.map_structure(
-                lambda x: tf.expand_dims(x, 0), (prev_action, env_output))
-            outputs, state = self._unroll(prev_action, env_output, core_state)
-            return tf.nest.map_structure(lambda x: tf.squeeze(x, 0), outputs), state
-        return self._unroll(prev_action, env_output, core_state)
+        return call_step_or_unroll(self._unroll, prev_action, env_output, core_state, unroll)
 
     def _unroll(self, prev_action, env_output, core_state):
-        env_output = EnvOutput(*env_output)
         done = tf.cast(env_output.done, tf.bool)
         frames = tf.convert_to_tensor(env_output.observation)
-        steps = frames.shape[0]
-        batch = tf.shape(frames)[1]
         stacked, stack = frame_stack.stack_frames(frames, core_state[0], done)
-        x = tf.cast(stacked, tf.float32) * self._scale
-        x = tf.reshape(x, tf.concat([[-1], tf.shape(x)[2:]], 0))  # [T*B, H, W, S*C]
-        x = self._torso(x)
-        x = tf.reshape(x, [steps, batch, x.shape[-1]])
+        x = batch_apply(lambda s: self._torso(tf.cast(s, tf.float32) * self._scale), stacked)
         state = (stack,)
         if self._lstm is not None:
-            keep = 1.0 - tf.cast(done, tf.float32)
-            reward = tf.clip_by_value(tf.cast(env_output.reward, tf.float32), -1.0, 1.0)
-            action = tf.one_hot(tf.cast(prev_action, tf.int32), self.num_actions)
-            x = tf.concat([x, (reward * keep)[..., None], action * keep[..., None]], -1)
+            x = core_input(x, env_output.reward, prev_action, done, self.num_actions)
             x, lstm_state = unroll_core(self._lstm, x, done, tuple(core_state[1:]),
                                         self._lstm.zero_state)
             state += tuple(lstm_state)
-        x = tf.reshape(x, [-1, x.shape[-1]])
-        outputs = self._head(x)
-        outputs = {k: tf.reshape(v, tf.concat([[steps, batch], tf.shape(v)[1:]], 0))
-                   for k, v in outputs.items()}
-        return outputs, state
+        return batch_apply(self._head, x), state
 
     def _head(self, x):
         if self.head == "actor_critic":
-            return {"policy_logits": self._policy(x),
-                    "baseline": tf.squeeze(self._baseline(x), -1)}
-        value, advantage = x, x
-        for layer in self._value:
-            value = layer(value)
-        for layer in self._advantage:
-            advantage = layer(advantage)
-        advantage -= tf.reduce_mean(advantage, -1, keepdims=True)
-        return {"q_values": value + advantage}
+            return heads.actor_critic(self._policy, self._baseline, x)
+        value = heads.apply_stream(self._value, x)
+        return heads.dueling(value, heads.apply_stream(self._advantage, x))
 
 
 class NatureCNN(_AtariNetwork):

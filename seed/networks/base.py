@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import tensorflow as tf
 
+from seed.types import EnvOutput
+
 
 def reset_where_done(done, state, initial):
     """Replace the rows of ``state`` (nest of [B, ...]) where ``done`` [B] by ``initial``."""
@@ -54,3 +56,69 @@ def unroll_core(step_fn, inputs, done, state, initial_state_fn):
         y, state = step_fn(inputs[t], state)
         outputs.append(y)
     return tf.stack(outputs, 0), state
+
+
+def at_least_one(name: str, value) -> int:
+    """``int(value)``; ValueError naming ``name`` if it is below 1."""
+    if value < 1:
+        raise ValueError(f"{name} must be at least 1, got {value}")
+    return int(value)
+
+
+def frame_spec(observation_space):
+    """``(shape, dtype, scale)`` of ``[H, W, C]`` image observations; uint8 scales by 1/255."""
+    shape = tuple(int(d) for d in observation_space.shape)
+    if len(shape) != 3:
+        raise ValueError(f"expected [H, W, C] frames, got observation shape {shape}")
+    dtype = tf.as_dtype(observation_space.dtype)
+    return shape, dtype, (1.0 / 255.0 if dtype == tf.uint8 else 1.0)
+
+
+def call_step_or_unroll(unroll_fn, prev_action, env_output, core_state, unroll):
+    """The contract's ``__call__`` on top of ``unroll_fn``, which takes time-major inputs.
+
+    ``unroll_fn(prev_action, env_output, core_state) -> (outputs, state)`` sees
+    ``[T, B, ...]`` inputs and an :class:`EnvOutput`; a single step (``unroll=False``)
+    is run as an unroll of length 1 and its outputs come back as ``[B, ...]``.
+    """
+    env_output = EnvOutput(*env_output)
+    if not unroll:
+        prev_action, env_output = tf.nest.map_structure(
+            lambda x: tf.expand_dims(x, 0), (prev_action, env_output))
+        outputs, state = unroll_fn(prev_action, env_output, core_state)
+        return tf.nest.map_structure(lambda x: tf.squeeze(x, 0), outputs), state
+    return unroll_fn(prev_action, env_output, core_state)
+
+
+def batch_apply(fn, x):
+    """Apply ``fn`` (on ``[N, ...]``) to time-major ``x`` [T, B, ...] with time folded into batch.
+
+    Every tensor of ``fn``'s output nest (``[T*B, ...]``) comes back as ``[T, B, ...]``.
+    """
+    x = tf.convert_to_tensor(x)
+    time_batch = tf.shape(x)[:2]
+    y = fn(tf.reshape(x, tf.concat([[-1], tf.shape(x)[2:]], 0)))
+    return tf.nest.map_structure(
+        lambda v: tf.reshape(v, tf.concat([time_batch, tf.shape(v)[1:]], 0)), y)
+
+
+def core_input(features, reward, prev_action, done, num_actions: int):
+    """A recurrent core's input: ``concat(features, clip(reward, -1, 1), one_hot(prev_action))``.
+
+    Where ``done`` the reward and previous action (they belong to the episode that
+    ended) are zeroed; ``done=None`` keeps them.
+    """
+    reward = tf.clip_by_value(tf.cast(reward, tf.float32), -1.0, 1.0)
+    action = tf.one_hot(tf.cast(prev_action, tf.int32), num_actions)
+    if done is None:
+        return tf.concat([features, reward[..., None], action], -1)
+    keep = 1.0 - tf.cast(done, tf.float32)
+    return tf.concat([features, (reward * keep)[..., None], action * keep[..., None]], -1)
+
+
+def create_variables(network, observation_shape, observation_dtype):
+    """Call ``network`` once on a dummy single step of one env, so every variable exists."""
+    network(tf.zeros([1], tf.int32),
+            EnvOutput(tf.zeros([1], tf.float32), tf.zeros([1], tf.bool),
+                      tf.zeros((1,) + tuple(observation_shape), observation_dtype)),
+            network.initial_state(1))

@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import tensorflow as tf
 
+from seed.networks import heads
 from seed.networks.atari import ImpalaResNetTorso
+from seed.networks.base import batch_apply, call_step_or_unroll, create_variables
 from seed.networks.layers import Dense
-from seed.types import EnvOutput
 
-HEADS = ("actor_critic", "q")
+HEADS = heads.HEADS
 
 # Bit masks of one packed byte, most significant first: plane 8*k + i is bit 7 - i
 # of byte k, the order of numpy.packbits (see envs/football_packing.py).
@@ -55,8 +56,7 @@ class FootballNetwork(tf.Module):
     def __init__(self, num_actions: int, observation_space, head: str = "actor_critic",
                  channels=(16, 32, 32, 32), fc_size: int = 256, num_planes: int = 16):
         super().__init__(name="football_network")
-        if head not in HEADS:
-            raise ValueError(f"unknown head {head!r}; known: {', '.join(HEADS)}")
+        self.head = heads.check_head(head)
         shape = tuple(int(d) for d in observation_space.shape)
         if len(shape) != 3:
             raise ValueError(f"expected an [H, W, C] observation space, got shape {shape}")
@@ -70,7 +70,6 @@ class FootballNetwork(tf.Module):
                 f"observation depth {shape[-1]} fits neither {num_planes} raw planes nor "
                 f"{packed_depth} packed bytes; set num_planes to the env's plane count")
         self.num_actions = int(num_actions)
-        self.head = head
         self.num_planes = num_planes
         self.observation_shape = shape
         with self.name_scope:
@@ -82,9 +81,7 @@ class FootballNetwork(tf.Module):
                 self._q_values = Dense(self.num_actions, name="q_values")
         # The layers create their weights on first use: build them all now, so
         # optimizers, checkpoints and IMPALA actors see every variable at once.
-        dummy = EnvOutput(tf.zeros([1], tf.float32), tf.zeros([1], tf.bool),
-                          tf.zeros((1,) + shape, tf.uint8))
-        self(tf.zeros([1], tf.int32), dummy, self.initial_state(1))
+        create_variables(self, shape, tf.uint8)
 
     def initial_state(self, batch_size):
         return ()
@@ -98,18 +95,14 @@ class FootballNetwork(tf.Module):
 
     def _outputs(self, features):
         if self.head == "actor_critic":
-            return {"policy_logits": self._policy_logits(features),
-                    "baseline": tf.squeeze(self._baseline(features), -1)}
+            return heads.actor_critic(self._policy_logits, self._baseline, features)
         return {"q_values": self._q_values(features)}
 
     def __call__(self, prev_action, env_output, core_state, unroll=False):
-        observation = tf.convert_to_tensor(env_output.observation)
-        if not unroll:
-            return self._outputs(self._features(observation)), core_state
+        return call_step_or_unroll(self._unroll, prev_action, env_output, core_state, unroll)
+
+    def _unroll(self, prev_action, env_output, core_state):
         # Time-major [T, B, ...]: no recurrence, so fold time into the batch.
-        lead = tf.shape(observation)[:2]
-        flat = tf.reshape(observation, [-1, *self.observation_shape])
-        outputs = self._outputs(self._features(flat))
-        outputs = {k: tf.reshape(v, tf.concat([lead, v.shape[1:]], 0))
-                   for k, v in outputs.items()}
+        outputs = batch_apply(lambda obs: self._outputs(self._features(obs)),
+                              env_output.observation)
         return outputs, core_state

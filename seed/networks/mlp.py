@@ -20,19 +20,22 @@ step). Initial weights come from TF's global random state
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import tensorflow as tf
 
-from seed.networks.base import unroll_core
-from seed.types import EnvOutput
+from seed.networks import heads
+from seed.networks.base import (batch_apply, call_step_or_unroll, core_input, create_variables,
+                                unroll_core)
+from seed.networks.layers import glorot_uniform, lstm_bias, lstm_step
+
+# The layers here make their weights (``w``, ``b``) at construction, from the
+# sizes given, rather than on the first call as seed.networks.layers does; the
+# initialisers and the LSTM step are the shared ones.
 
 
 def _glorot(shape, name):
     fan_in, fan_out = shape
-    limit = math.sqrt(6.0 / (fan_in + fan_out))
-    return tf.Variable(tf.random.uniform(shape, -limit, limit, dtype=tf.float32), name=name)
+    return tf.Variable(glorot_uniform(shape, fan_in, fan_out), name=name)
 
 
 class _Dense(tf.Module):
@@ -58,17 +61,10 @@ class _LSTMCell(tf.Module):
         self.size = size
         with self.name_scope:
             self.w = _glorot((in_size + size, 4 * size), "w")
-            self.b = tf.Variable(
-                np.concatenate([np.zeros(size), np.ones(size), np.zeros(2 * size)])
-                .astype(np.float32), name="b")
+            self.b = tf.Variable(lstm_bias(size), name="b")
 
     def __call__(self, x, state):
-        h, c = state
-        z = tf.matmul(tf.concat([x, h], axis=-1), self.w) + self.b
-        i, f, g, o = tf.split(z, 4, axis=-1)
-        c = tf.sigmoid(f) * c + tf.sigmoid(i) * tf.tanh(g)
-        h = tf.sigmoid(o) * tf.tanh(c)
-        return h, (h, c)
+        return lstm_step(x, state, self.w, self.b)
 
 
 class MLPNetwork(tf.Module):
@@ -80,7 +76,7 @@ class MLPNetwork(tf.Module):
     def __init__(self, num_actions: int, observation_space, head: str = "actor_critic",
                  hidden_sizes=(64, 64), lstm_size: int = 0, name: str = "mlp_network"):
         super().__init__(name=name)
-        if head not in ("actor_critic", "q"):
+        if head not in heads.HEADS:
             raise ValueError(f"MLPNetwork head must be 'actor_critic' or 'q', not {head!r}")
         self.num_actions = int(num_actions)
         self.head = head
@@ -108,11 +104,7 @@ class MLPNetwork(tf.Module):
 
         # Every variable already exists (created above); one call on dummy input
         # checks that the shapes fit together before anyone relies on them.
-        dummy = EnvOutput(
-            reward=tf.zeros([1]), done=tf.zeros([1], tf.bool),
-            observation=tf.zeros((1,) + self.observation_shape,
-                                 tf.as_dtype(self.observation_dtype)))
-        self(tf.zeros([1], tf.int32), dummy, self.initial_state(1))
+        create_variables(self, self.observation_shape, tf.as_dtype(self.observation_dtype))
 
     def initial_state(self, batch_size):
         if self.lstm_size <= 0:
@@ -129,47 +121,33 @@ class MLPNetwork(tf.Module):
             obs = tf.cast(obs, tf.float32)
         return tf.reshape(obs, [-1, self._obs_size])
 
+    def _torso_features(self, observation):
+        x = self._flat_observation(observation)
+        for layer in self._torso:
+            x = layer(x)
+        return x
+
     def __call__(self, prev_action, env_output, core_state, unroll=False):
-        if not unroll:
-            add_time = lambda t: tf.expand_dims(tf.convert_to_tensor(t), 0)  # noqa: E731
-            outputs, state = self._unroll(
-                add_time(prev_action), EnvOutput(*(add_time(x) for x in env_output)),
-                core_state)
-            return {k: v[0] for k, v in outputs.items()}, state
-        return self._unroll(tf.convert_to_tensor(prev_action),
-                            EnvOutput(*(tf.convert_to_tensor(x) for x in env_output)),
-                            core_state)
+        return call_step_or_unroll(self._unroll, prev_action, env_output, core_state, unroll)
 
     def _unroll(self, prev_action, env_output, core_state):
         """Time-major [T, B, ...] inputs -> ({name: [T, B, ...]}, final core state)."""
         done = tf.cast(env_output.done, tf.bool)
-        time_batch = tf.shape(done)  # [T, B]
-        x = self._flat_observation(env_output.observation)  # [T*B, F]
-        for layer in self._torso:
-            x = layer(x)
-        x = tf.reshape(x, tf.concat([time_batch, [self._torso_size]], 0))
-
+        x = batch_apply(self._torso_features, env_output.observation)  # [T, B, F]
         if self.lstm_size > 0:
-            reward = tf.clip_by_value(tf.cast(env_output.reward, tf.float32), -1.0, 1.0)
-            one_hot = tf.one_hot(tf.cast(prev_action, tf.int32), self.num_actions)
-            core_in = tf.concat([x, reward[..., None], one_hot], axis=-1)
+            # The reward and action are fed as they are, also where done.
+            core_in = core_input(x, env_output.reward, prev_action, None, self.num_actions)
             x, core_state = unroll_core(self._core, core_in, done, tuple(core_state),
                                         self.initial_state)
         else:
             core_state = ()
+        return batch_apply(self._head, x), core_state
 
-        size = x.shape[-1]
-        flat = tf.reshape(x, [-1, size])
-
-        def back(t):
-            return tf.reshape(t, tf.concat([time_batch, tf.shape(t)[1:]], 0))
-
+    def _head(self, x):
         if self.head == "actor_critic":
-            outputs = {"policy_logits": back(self._policy(flat)),
-                       "baseline": back(tf.squeeze(self._baseline(flat), -1))}
-        else:
-            value = self._value(flat)
-            advantage = self._advantage(flat)
-            q = value + advantage - tf.reduce_mean(advantage, axis=-1, keepdims=True)
-            outputs = {"q_values": back(q)}
-        return outputs, core_state
+            return heads.actor_critic(self._policy, self._baseline, x)
+        value = self._value(x)
+        advantage = self._advantage(x)
+        # Not heads.dueling: this sums in another order (same Q up to rounding).
+        return {"q_values": value + advantage - tf.reduce_mean(advantage, axis=-1,
+                                                                keepdims=True)}
