@@ -14,6 +14,10 @@ if [ $# -ne 1 ]; then
   echo "usage: $0 VENV_DIR" >&2
   exit 2
 fi
+if [ ! -d "$1" ]; then
+  echo "error: $1 is not a directory; create the venv first (python3 -m venv $1)" >&2
+  exit 2
+fi
 VENV_DIR=$(cd "$1" && pwd)
 PY="$VENV_DIR/bin/python"
 if [ ! -x "$PY" ]; then

@@ -140,3 +140,29 @@ def test_same_seed_replays_the_same_episode():
         assert first.shape != other.shape or (first != other).any()
     finally:
         env.close()
+
+
+def test_real_frames_pack_in_numpy_unpack_in_tf_and_feed_the_network():
+    import tensorflow as tf
+    from seed.networks.football import FootballNetwork, unpack_planes as tf_unpack_planes
+    from seed.types import EnvOutput
+
+    raw_env = envs.make(f"football:{FAST}", packed=False)
+    try:
+        obs, _ = raw_env.reset(seed=7)
+        raw = np.stack([obs] + [raw_env.step(5)[0] for _ in range(5)])
+    finally:
+        raw_env.close()
+    packed = pack_planes(raw)  # what the packed env sends, from real engine frames
+    np.testing.assert_array_equal(tf_unpack_planes(packed, 16).numpy(), raw / 255.0)
+
+    env = envs.make(f"football:{FAST}")
+    try:
+        assert env.observation_space.shape == packed.shape[1:]
+        net = FootballNetwork(env.action_space.n, env.observation_space)
+    finally:
+        env.close()
+    out, _ = net(tf.zeros([6], tf.int32),
+                 EnvOutput(tf.zeros([6]), tf.zeros([6], tf.bool), packed), ())
+    assert out["policy_logits"].shape == (6, 19) and out["baseline"].shape == (6,)
+    assert np.isfinite(out["policy_logits"].numpy()).all()
