@@ -167,6 +167,11 @@ def test_roofline_json_and_ceiling_formula(tmp_path):
     assert frac["seed_fraction"] == pytest.approx(0.5)
     assert frac["impala_fraction"] == pytest.approx(0.25)
     assert frac["mismatched"] == []
+    same = dict(cfg.to_json(), network_kwargs={"hidden_sizes": [64, 64]})  # the default
+    assert compare.roofline_fractions(path, "serve", summary, same)["mismatched"] == []
+    other = dict(cfg.to_json(), network_kwargs={"hidden_sizes": [512, 512]})
+    assert compare.roofline_fractions(path, "serve", summary, other)["mismatched"] == \
+        ["network_kwargs"]
 
 
 # -- sweep -----------------------------------------------------------------------------

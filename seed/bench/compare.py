@@ -223,6 +223,22 @@ def summarise(rows: list[dict]) -> dict:
     return out
 
 
+def full_network_kwargs(network: str, kwargs: dict) -> dict:
+    """``kwargs`` with the network class's defaults filled in (so {} == the defaults)."""
+    import importlib
+    import inspect
+    from seed.networks import REGISTRY
+    out = {}
+    if network in REGISTRY:
+        module_name, class_name = REGISTRY[network].split(":")
+        cls = getattr(importlib.import_module(module_name), class_name)
+        for name, p in inspect.signature(cls.__init__).parameters.items():
+            if p.default is not inspect.Parameter.empty and name not in ("head", "name"):
+                out[name] = p.default
+    out.update(kwargs)
+    return json.loads(json.dumps(out, default=list))  # tuples and lists compare equal
+
+
 def roofline_fractions(path: Path, mode: str, summary: dict, config: dict) -> dict | None:
     """Each architecture's FPS as a fraction of the roofline's ceiling, if one exists."""
     if not path.exists():
@@ -235,7 +251,9 @@ def roofline_fractions(path: Path, mode: str, summary: dict, config: dict) -> di
     out = {"path": str(path), "mode": mode, "roofline_config": roof.get("config", {})}
     mismatched = [k for k in ("actors", "envs_per_actor", "unroll_length", "batch_size")
                   if k in roof.get("config", {}) and roof["config"][k] != config.get(k)]
-    if roof.get("network_kwargs", {}) != config.get("network_kwargs", {}):
+    if roof.get("network") != config.get("network") or \
+            full_network_kwargs(roof.get("network", ""), roof.get("network_kwargs") or {}) != \
+            full_network_kwargs(config.get("network", ""), config.get("network_kwargs") or {}):
         mismatched.append("network_kwargs")
     out["mismatched"] = mismatched
     for arch, fps in (("seed", summary["seed_fps_mean"]), ("impala", summary["impala_fps"])):
