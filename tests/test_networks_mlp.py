@@ -193,3 +193,22 @@ def test_registry_builds_mlp_and_runs_in_tf_function():
 def test_bad_head_rejected():
     with pytest.raises(ValueError, match="head"):
         MLPNetwork(A, _space(), head="nope")
+
+
+def test_lstm_first_step_of_an_episode_ignores_the_last_reward_and_action():
+    import gymnasium as gym
+    import numpy as np
+    import tensorflow as tf
+
+    from seed.networks.mlp import MLPNetwork
+    from seed.types import EnvOutput
+
+    net = MLPNetwork(3, gym.spaces.Box(0, 1, (4,), np.float32), lstm_size=8)
+    obs = tf.ones([2, 4])
+    state = tuple(tf.random.normal(s.shape) for s in net.initial_state(2))
+    out, _ = net(tf.constant([0, 2]), EnvOutput(tf.constant([1.0, -1.0]),
+                                                tf.constant([True, True]), obs), state)
+    np.testing.assert_allclose(out["policy_logits"][0], out["policy_logits"][1], atol=1e-6)
+    out, _ = net(tf.constant([0, 2]), EnvOutput(tf.constant([1.0, -1.0]),
+                                                tf.constant([False, False]), obs), state)
+    assert not np.allclose(out["policy_logits"][0], out["policy_logits"][1])

@@ -106,12 +106,10 @@ def core_input(features, reward, prev_action, done, num_actions: int):
     """A recurrent core's input: ``concat(features, clip(reward, -1, 1), one_hot(prev_action))``.
 
     Where ``done`` the reward and previous action (they belong to the episode that
-    ended) are zeroed; ``done=None`` keeps them.
+    ended) are zeroed, so nothing of a finished episode reaches the next one.
     """
     reward = tf.clip_by_value(tf.cast(reward, tf.float32), -1.0, 1.0)
     action = tf.one_hot(tf.cast(prev_action, tf.int32), num_actions)
-    if done is None:
-        return tf.concat([features, reward[..., None], action], -1)
     keep = 1.0 - tf.cast(done, tf.float32)
     return tf.concat([features, (reward * keep)[..., None], action * keep[..., None]], -1)
 

@@ -135,8 +135,8 @@ class MLPNetwork(tf.Module):
         done = tf.cast(env_output.done, tf.bool)
         x = batch_apply(self._torso_features, env_output.observation)  # [T, B, F]
         if self.lstm_size > 0:
-            # The reward and action are fed as they are, also where done.
-            core_in = core_input(x, env_output.reward, prev_action, None, self.num_actions)
+            # Zeroed where done: they belong to the episode that ended (as every network here).
+            core_in = core_input(x, env_output.reward, prev_action, done, self.num_actions)
             x, core_state = unroll_core(self._core, core_in, done, tuple(core_state),
                                         self.initial_state)
         else:
