@@ -20,7 +20,8 @@ RUN_FLAGS = $(if $(FRAMES),--frames $(FRAMES)) $(if $(SECONDS),--seconds $(SECON
 PYTEST_ARGS ?=
 
 .PHONY: help setup football-setup test test-all demo plots clean distclean dmlab dmlab-check \
-        $(BENCHMARKS) $(addsuffix -impala,$(BENCHMARKS)) $(addprefix compare-,$(BENCHMARKS))
+        $(BENCHMARKS) $(addsuffix -impala,$(BENCHMARKS)) $(addprefix compare-,$(BENCHMARKS)) \
+        $(addprefix roofline-,$(BENCHMARKS)) $(addprefix sweep-,$(BENCHMARKS))
 
 help:  ## list the targets
 	@echo "make demo                 set up .venv, run a short SEED-vs-IMPALA comparison on Atari Pong, plot it"
@@ -31,6 +32,8 @@ help:  ## list the targets
 	@echo "make <benchmark>          train a benchmark under SEED          (results/<benchmark>/seed/<run_id>)"
 	@echo "make <benchmark>-impala   train it under the IMPALA baseline    (results/<benchmark>/impala/<run_id>)"
 	@echo "make compare-<benchmark>  SEED, IMPALA, SEED again for COMPARE_SECONDS each; prints the FPS ratio"
+	@echo "make roofline-<benchmark> what this machine can reach: simulation, inference, training alone"
+	@echo "make sweep-<benchmark>    compare over small/medium/large networks (SWEEP=...), sweep.csv + sweep.png"
 	@echo "make plots                execute notebooks/ on results/, PNGs to results/plots/"
 	@echo "make dmlab                check DeepMind Lab is installed, then run dmlab_explore_goal_locations_small"
 	@echo "make clean / distclean    remove caches and generated code / also the virtualenv"
@@ -74,13 +77,23 @@ $(addprefix compare-,$(BENCHMARKS)): compare-%: setup
 	    $(if $(ACTORS),--actors $(ACTORS)) $(if $(ENVS),--envs-per-actor $(ENVS))
 	$(PY) -m seed.bench.plot_compare results/compare-$*/$(MODE)-$(RUN_ID)
 
+$(addprefix roofline-,$(BENCHMARKS)): roofline-%: setup
+	$(SEED) roofline --config experiments/$*.yaml $(if $(SECONDS),--seconds $(SECONDS))
+
+SWEEP ?= small,medium,large
+$(addprefix sweep-,$(BENCHMARKS)): sweep-%: setup
+	$(SEED) compare --config experiments/$*.yaml --mode $(MODE) --sweep-network $(SWEEP) \
+	    --seconds $(or $(SECONDS),30) --logdir results/compare-$*/sweep-$(MODE)-$(RUN_ID)
+
 # Football benchmarks need the engine built first.
 FOOTBALL := $(filter football%,$(BENCHMARKS))
-$(FOOTBALL) $(addsuffix -impala,$(FOOTBALL)) $(addprefix compare-,$(FOOTBALL)): football-setup
+$(FOOTBALL) $(addsuffix -impala,$(FOOTBALL)) $(addprefix compare-,$(FOOTBALL)) \
+    $(addprefix roofline-,$(FOOTBALL)) $(addprefix sweep-,$(FOOTBALL)): football-setup
 
 # DeepMind Lab cannot be pip-installed: check for it first, so a run never half-starts.
 DMLAB := $(filter dmlab_%,$(BENCHMARKS))
-$(DMLAB) $(addsuffix -impala,$(DMLAB)) $(addprefix compare-,$(DMLAB)): dmlab-check
+$(DMLAB) $(addsuffix -impala,$(DMLAB)) $(addprefix compare-,$(DMLAB)) \
+    $(addprefix roofline-,$(DMLAB)) $(addprefix sweep-,$(DMLAB)): dmlab-check
 
 dmlab-check: setup
 	@$(PY) -m envs.dmlab --check

@@ -22,7 +22,9 @@ def test_there_are_benchmarks():
 @pytest.mark.parametrize("benchmark", BENCHMARKS)
 def test_each_benchmark_has_seed_impala_and_compare_targets(benchmark):
     for target, needle in [(benchmark, "--arch seed"), (f"{benchmark}-impala", "--arch impala"),
-                           (f"compare-{benchmark}", "compare --config")]:
+                           (f"compare-{benchmark}", "compare --config"),
+                           (f"roofline-{benchmark}", "roofline --config"),
+                           (f"sweep-{benchmark}", "--sweep-network small,medium,large")]:
         proc = make_n(target)
         assert proc.returncode == 0, proc.stderr
         assert f"experiments/{benchmark}.yaml" in proc.stdout and needle in proc.stdout

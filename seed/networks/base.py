@@ -1,6 +1,6 @@
 """The contract every network follows, so agents and runtimes can use any of them.
 
-A network is a ``tf.Module`` (Keras layers inside are fine) with::
+A network is a ``tf.Module`` with::
 
     num_actions: int
     initial_state(batch_size) -> tuple of tf.Tensor  # () when stateless
@@ -13,6 +13,10 @@ state before step 0 (``[B, ...]``). ``env_output`` is a
 :class:`seed.types.EnvOutput` whose observation is in the *wire* form the env
 adapter produces (uint8 frames, bit-packed planes, ...): any decoding
 (unpacking, scaling, frame stacking) happens inside the network.
+
+Layers come from :mod:`seed.networks.layers` (plain ``tf.Variable``s): under
+Keras 3 a ``tf.Module`` does not track Keras layers, so their weights would be
+missing from ``trainable_variables`` (and from IMPALA parameter pulls).
 
 ``done[t]`` marks ``observation[t]`` as the first of an episode: the network
 must reset its recurrent state (and any frame stack, which belongs to the core
