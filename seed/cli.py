@@ -28,6 +28,7 @@ _RUN_FLAGS = {
     "--batch-size": ("batch_size", int, "unrolls per train step"),
     "--inference-batch-size": ("inference_batch_size", int, "envs per inference batch"),
     "--inference-timeout-ms": ("inference_timeout_ms", float, "max wait for a batch"),
+    "--actor-splits": ("actor_splits", int, "SEED: env groups per actor, each in flight"),
     "--learning-rate": ("learning_rate", float, "optimizer learning rate"),
     "--seed": ("seed", int, "random seed"),
 }

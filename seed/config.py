@@ -29,7 +29,10 @@ class Config:
     # Data path.
     unroll_length: int = 20  # T
     batch_size: int = 8  # unrolls per train step
-    inference_batch_size: int = 0  # envs per inference batch; 0 = all envs
+    inference_batch_size: int = 0  # envs per inference batch; 0 = one request per actor stream
+    actor_splits: int = 1  # SEED: each actor's envs in this many groups, each with a request
+    #                        in flight, so env stepping overlaps inference (double buffering:
+    #                        2 pays off only where env steps are costly, e.g. Atari)
     inference_timeout_ms: float = 2.0
     queue_capacity: int = 0  # unrolls; 0 = 2 x batch_size
     train: bool = True  # False: serve mode, inference only (throughput of the data path)
@@ -82,8 +85,24 @@ class Config:
     def num_envs(self) -> int:
         return self.actors * self.envs_per_actor
 
+    def effective_actor_splits(self) -> int:
+        """Env groups per SEED actor (IMPALA actors infer locally and never split)."""
+        return max(1, min(self.actor_splits, self.envs_per_actor)) if self.arch == "seed" else 1
+
     def effective_inference_batch_size(self) -> int:
-        return self.inference_batch_size or self.num_envs
+        """Rows per inference batch: by default one request from every actor stream in flight.
+
+        With ``actor_splits`` groups per actor, half (or a third...) of every actor's envs
+        wait on the learner at any time, so a batch of all envs would never fill.
+        """
+        if self.inference_batch_size:
+            return self.inference_batch_size
+        splits = self.effective_actor_splits()
+        return self.actors * -(-self.envs_per_actor // splits)
+
+    def grpc_workers(self) -> int:
+        """Server threads: one per open actor stream, plus room for spec and parameter calls."""
+        return self.actors * self.effective_actor_splits() + self.actors + 8
 
     def effective_queue_capacity(self) -> int:
         return self.queue_capacity or 2 * self.batch_size
@@ -106,6 +125,14 @@ class Config:
                 "a batch could never fill")
         if self.inference_batch_size < 0:
             raise ConfigError("inference_batch_size must be >= 0")
+        if self.actor_splits < 1:
+            raise ConfigError(f"actor_splits must be >= 1, got {self.actor_splits}")
+        group = -(-self.envs_per_actor // self.effective_actor_splits())
+        if self.arch == "seed" and 0 < self.inference_batch_size < group:
+            raise ConfigError(
+                f"inference batch size {self.inference_batch_size} is smaller than one actor "
+                f"request ({group} envs: {self.envs_per_actor} envs in "
+                f"{self.effective_actor_splits()} splits)")
         if self.eval_envs >= self.num_envs:
             raise ConfigError(f"eval_envs {self.eval_envs} leaves no env to train on")
         if self.frames <= 0 and self.seconds <= 0:

@@ -167,3 +167,41 @@ def test_stats_count_batches_and_rows():
         assert b.take_stats() == (0, 0)
     finally:
         b.close()
+
+
+def test_after_runs_once_callers_have_their_results():
+    release, seen = threading.Event(), []
+
+    def after(requests, results):
+        seen.append((list(requests), list(results)))
+        release.wait(5)  # the caller must not be waiting on this
+
+    b = InferenceBatcher(Recorder(), max_batch_size=2, timeout_s=30.0, after=after)
+    try:
+        futs = [b.submit(i, rows=1) for i in range(2)]
+        assert [f.result(timeout=2) for f in futs] == [("result", 0), ("result", 1)]
+        release.set()
+        deadline = time.monotonic() + 5
+        while not seen and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert seen == [([0, 1], [("result", 0), ("result", 1)])]
+    finally:
+        release.set()
+        b.close()
+
+
+def test_a_failing_after_stops_the_batcher_and_keeps_the_error():
+    def after(requests, results):
+        raise KeyError("boom")
+
+    b = InferenceBatcher(Recorder(), max_batch_size=1, timeout_s=0.0, after=after)
+    try:
+        assert b(1, rows=1) == ("result", 1)  # the caller still got its answer
+        deadline = time.monotonic() + 5
+        while b.error is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert isinstance(b.error, KeyError)
+        with pytest.raises(BatcherClosed):
+            b(2, rows=1)
+    finally:
+        b.close()

@@ -139,8 +139,8 @@ def test_compare_end_to_end_serve(tmp_path, capsys):
 # -- roofline --------------------------------------------------------------------------
 
 def test_roofline_json_and_ceiling_formula(tmp_path):
-    cfg = Config(env="toy:catch", network="mlp", actors=2, envs_per_actor=2, unroll_length=5,
-                 batch_size=2)
+    cfg = Config(env="toy:catch", network="mlp", actors=2, envs_per_actor=2, actor_splits=1,
+                 unroll_length=5, batch_size=2)
     result = roofline.run_roofline(cfg, seconds=0.3, processes=1, echo=lambda *_: None)
     path = roofline.write_roofline(result, tmp_path / "roof.json")
     r = json.loads(path.read_text())

@@ -140,7 +140,7 @@ def test_infer_per_env_epsilons_and_eval_envs():
         assert action.dtype == np.int32 and action.shape == (b,)
         assert out["q_values"].shape == (b, 2) and out["action"].shape == (b,)
         assert len(state) == 2 and state[0].shape == (b, 8)
-    assert agent._infer_fn.experimental_get_tracing_count() == 1
+    assert agent._infer_fn.tracing_count() == 1
 
     # How often each env deviates from the greedy action: epsilon / 2 with 2 actions.
     b = 3000

@@ -113,3 +113,23 @@ def test_seed_learner_refuses_impala_calls(learner):
         stub.GetParameters(pb2.ParametersRequest(have_version=-1), timeout=10)
     channel.close()
     assert err.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+
+
+def test_a_split_actor_keeps_one_stream_per_env_group_in_flight():
+    """actor_splits=2: each of the actor's two groups of 2 envs is its own request, so every
+    inference batch holds exactly one group and all 4 envs keep stepping."""
+    config = Config(env="toy:catch", actors=1, envs_per_actor=4, actor_splits=2, train=False,
+                    inference_timeout_ms=50.0, frames=10_000, progress=False)
+    assert config.effective_inference_batch_size() == 2
+    core = LearnerCore(config, EnvSpec.probe(config.env, config.env_kwargs))
+    service = SeedLearnerService(core)
+    server, address = start_server(service, "", max_workers=config.grpc_workers())
+    try:
+        assert run_actor(address, task=0, max_steps=400) == 0
+        batches, rows = service.batcher.take_stats()
+        assert batches >= 200 and rows == 2 * batches
+        assert core.stats.env_steps >= 400
+    finally:
+        service.close()
+        core.stop()
+        server.stop(0)

@@ -60,7 +60,7 @@ def test_infer_shapes_and_dtypes(lstm_size):
         assert out["baseline"].shape == (B,) and out["baseline"].dtype == np.float32
         assert isinstance(new_state, tuple) and len(new_state) == (2 if lstm_size else 0)
         assert all(isinstance(s, np.ndarray) and s.shape == (B, lstm_size) for s in new_state)
-    assert agent._infer_fn.experimental_get_tracing_count() == 1
+    assert agent._infer_fn.tracing_count() == 1
 
 
 def test_infer_samples_from_the_policy():

@@ -25,6 +25,7 @@ import numpy as np
 import tensorflow as tf
 
 from seed.agents import r2d2
+from seed.agents.base import traced_once
 from seed.agents.optimizers import make_optimizer
 from seed.networks import make_network
 from seed.replay.prioritized import PrioritizedReplay
@@ -82,7 +83,7 @@ class R2D2Agent:
         env_spec = EnvOutput(
             tf.TensorSpec([None], tf.float32), tf.TensorSpec([None], tf.bool),
             tf.TensorSpec([None] + list(self._observation_shape), self._observation_dtype))
-        self._infer_fn = tf.function(self._infer_graph, input_signature=[
+        self._infer_fn = traced_once(self._infer_graph, [
             tf.TensorSpec([None], tf.int32), tf.TensorSpec([None], tf.int32), env_spec,
             state_spec])
 
@@ -125,13 +126,8 @@ class R2D2Agent:
         return int(env_id) >= self.num_training_envs
 
     def infer(self, env_ids, prev_action, env_output, core_state):
-        env_output = EnvOutput(np.asarray(env_output[0], np.float32),
-                               np.asarray(env_output[1], bool),
-                               np.asarray(env_output[2]))
         action, q_values, state = self._infer_fn(
-            tf.convert_to_tensor(np.asarray(env_ids, np.int32)),
-            tf.convert_to_tensor(np.asarray(prev_action, np.int32)),
-            env_output, tuple(core_state))
+            env_ids, prev_action, EnvOutput(*env_output), tuple(core_state))
         action = action.numpy()
         return (action, {"q_values": q_values.numpy(), "action": action},
                 tuple(s.numpy() for s in state))

@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
+from seed.agents.base import traced_once
 from seed.agents.vtrace import actor_critic_loss, align_unroll
 from seed.agents.optimizers import make_optimizer
 from seed.networks import make_network
@@ -57,7 +58,7 @@ class VTraceAgent:
             return tuple(_spec(list(lead) + list(shape), dtype)
                          for shape, dtype in self._state_specs)
 
-        self._infer_fn = tf.function(self._infer_graph, input_signature=[
+        self._infer_fn = traced_once(self._infer_graph, [
             _spec([None], np.int32), env_spec([None]), state_spec([None])])
 
         steps, batch = self.unroll_length + 1, int(config.batch_size)
@@ -80,13 +81,8 @@ class VTraceAgent:
     def infer(self, env_ids, prev_action, env_output, core_state):
         """One batched policy step; ``env_ids`` are not used by this agent."""
         del env_ids
-        env_output = EnvOutput(np.asarray(env_output.reward, np.float32),
-                               np.asarray(env_output.done, np.bool_),
-                               np.asarray(env_output.observation, self._obs_dtype))
         action, logits, baseline, new_state = self._infer_fn(
-            np.asarray(prev_action, np.int32), env_output,
-            tuple(np.asarray(s, dtype.as_numpy_dtype)
-                  for s, (_, dtype) in zip(core_state, self._state_specs)))
+            prev_action, EnvOutput(*env_output), tuple(core_state))
         action = action.numpy()
         agent_output = {"action": action, "policy_logits": logits.numpy(),
                         "baseline": baseline.numpy()}

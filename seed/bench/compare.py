@@ -48,8 +48,8 @@ from seed.config import Config, ConfigError
 SCHEDULE = (("seed", 1), ("impala", 1), ("seed", 2))
 
 COLUMNS = ["run", "arch", "rc", "steady", "warmup_s", "window_s", "fps", "learner_fps",
-           "inference_batch_size", "latency_p50_ms", "latency_p99_ms", "parameter_pull_ms",
-           "cpu_util", "cpu_util_run", "frames_per_cpu_s", "env_frames", "wall_s", "run_dir"]
+           "inference_batch_size", "inference_ms", "latency_p50_ms", "latency_p99_ms",
+           "parameter_pull_ms", "cpu_util", "cpu_util_run", "frames_per_cpu_s", "env_frames", "wall_s", "run_dir"]
 
 HUGE_FRAMES = 10 ** 15  # the wall-clock budget stops a compare run, never this
 STARTUP_ALLOWANCE_S = 300.0  # a run that takes its config.seconds + this is killed
@@ -173,8 +173,9 @@ def run_one(config_path: Path, arch: str, run_dir: Path, seconds: float, train: 
         rows = read_metrics(metrics)
         s = steady_state(rows, train)
         row.update({k: s[k] for k in ("steady", "warmup_s", "window_s", "fps", "learner_fps",
-                                       "inference_batch_size", "latency_p50_ms",
-                                       "latency_p99_ms", "parameter_pull_ms", "env_frames")})
+                                       "inference_batch_size", "inference_ms",
+                                       "latency_p50_ms", "latency_p99_ms", "parameter_pull_ms",
+                                       "env_frames")})
         w = warmup_index(rows, train)
         if s["steady"]:
             row["cpu_util"] = monitor.utilisation(w + 1, len(rows), cores)
@@ -271,15 +272,18 @@ def _fmt(v, spec):
 
 def format_table(rows: list[dict], summary: dict, roof: dict | None, mode: str,
                  frames_unit: str = "frames") -> str:
-    head = (f"{'run':<9}{'fps':>10}{'learner':>10}{'batch':>7}{'p50 ms':>8}{'p99 ms':>8}"
+    head = (f"{'run':<9}{'fps':>10}{'learner':>10}{'batch':>7}{'inf ms':>8}{'p50 ms':>8}"
+            f"{'p99 ms':>8}"
             f"{'pull ms':>9}{'cpu':>6}{'fr/cpu-s':>10}{'warmup':>8}{'window':>8}")
     lines = [f"mode={mode}; steady-state figures ({frames_unit}/s; p50/p99: SEED = actor-"
-             "observed inference round trip, IMPALA = local inference; cpu = whole process "
+             "observed inference round trip, IMPALA = local inference; inf ms = one inference "
+             "call, a learner batch (SEED) or an actor step (IMPALA); cpu = whole process "
              "tree / all cores)", head, "-" * len(head)]
     for r in rows:
         lines.append(
             f"{r['run']:<9}{_fmt(r['fps'], ',.0f'):>10}{_fmt(r['learner_fps'], ',.0f'):>10}"
-            f"{_fmt(r['inference_batch_size'], '.1f'):>7}{_fmt(r['latency_p50_ms'], '.2f'):>8}"
+            f"{_fmt(r['inference_batch_size'], '.1f'):>7}{_fmt(r.get('inference_ms'), '.2f'):>8}"
+            f"{_fmt(r['latency_p50_ms'], '.2f'):>8}"
             f"{_fmt(r['latency_p99_ms'], '.2f'):>8}{_fmt(r['parameter_pull_ms'], '.2f'):>9}"
             f"{_fmt(None if r['cpu_util'] is None else 100 * r['cpu_util'], '.0f'):>5}%"
             f"{_fmt(r.get('frames_per_cpu_s'), ',.0f'):>10}"

@@ -8,7 +8,8 @@ second = 1) per env frame:
   pure-simulation ceiling, frames/s summed over the workers.
 * ``c_inf[B]``: ``agent.infer`` on a batch of B envs (random observations from the
   observation space), CPU time of this process per call / (B x frames per step).
-  Batches measured: ``actors x envs_per_actor`` (the SEED learner's batch),
+  Batches measured: the SEED learner's batch (one request from every actor
+  stream: ``actors x envs_per_actor / actor_splits``),
   ``envs_per_actor`` (an IMPALA actor's batch) and 1.
 * ``c_train``: ``agent.train_step`` on a buffer kept full of synthetic unrolls of
   the run's shapes; CPU time per step / (env steps trained x frames per step).
@@ -41,8 +42,8 @@ from seed.config import Config
 
 FORMULA = ("ceiling_train = cores / (c_sim + c_inf + c_train); "
            "ceiling_serve = cores / (c_sim + c_inf); c_* in CPU seconds per env frame, "
-           "c_inf at the architecture's inference batch (SEED: actors*envs_per_actor, "
-           "IMPALA: envs_per_actor)")
+           "c_inf at the architecture's inference batch (SEED: the learner's batch, "
+           "actors*envs_per_actor/actor_splits; IMPALA: envs_per_actor)")
 
 
 # -- simulation -------------------------------------------------------------------------
@@ -269,7 +270,8 @@ def run_roofline(config: Config, seconds: float = 10.0, processes: int | None = 
         "env": config.env, "network": config.network, "network_kwargs": config.network_kwargs,
         "agent": config.agent,
         "config": {k: getattr(config, k) for k in (
-            "actors", "envs_per_actor", "unroll_length", "batch_size", "inference_batch_size",
+            "actors", "envs_per_actor", "actor_splits", "unroll_length", "batch_size",
+            "inference_batch_size",
             "env_kwargs")},
         "seed_batch": seed_batch, "impala_batch": impala_batch,
         "cores": cores, "frames_per_step": fps_unit, "seconds_per_measurement": seconds,

@@ -66,7 +66,7 @@ def steady_state(rows: list[dict], train: bool) -> dict:
     out = {"steady": False, "rows": len(rows), "steady_rows": 0, "warmup_s": None,
            "window_s": None, "fps": None, "learner_fps": None, "inference_batch_size": None,
            "latency_p50_ms": None, "latency_p99_ms": None, "parameter_pull_ms": None,
-           "env_frames": (rows[-1].get("env_frames") if rows else None)}
+           "inference_ms": None, "env_frames": (rows[-1].get("env_frames") if rows else None)}
     w = warmup_index(rows, train)
     if w is not None and w + 1 < len(rows):
         start = rows[w]
@@ -98,7 +98,7 @@ def steady_state(rows: list[dict], train: bool) -> dict:
                if r.get("inference_batch_size") and s > 0]
     if batches:
         out["inference_batch_size"] = sum(s for _, s in batches) / sum(b for b, _ in batches)
-    for col in ("latency_p50_ms", "latency_p99_ms", "parameter_pull_ms"):
+    for col in ("latency_p50_ms", "latency_p99_ms", "parameter_pull_ms", "inference_ms"):
         out[col] = _weighted((r.get(col), s) for r, s in zip(window, steps))
     return out
 

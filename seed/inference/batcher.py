@@ -10,6 +10,10 @@ the batch size are alive (an actor died, or is reconnecting). Here a partial
 batch always goes after the timeout, so any number of live envs makes progress.
 A request is never split: a batch may end below ``max_batch_size`` when the
 next request does not fit.
+
+``after(requests, results)``, when given, runs on the inference thread once every
+caller of the batch has its result: work the callers need not wait for (the
+SEED learner's unroll assembly) stays off their round trip.
 """
 
 from __future__ import annotations
@@ -25,16 +29,19 @@ class BatcherClosed(RuntimeError):
 
 
 class InferenceBatcher:
-    def __init__(self, fn, max_batch_size: int, timeout_s: float, name: str = "inference"):
+    def __init__(self, fn, max_batch_size: int, timeout_s: float, name: str = "inference",
+                 after=None):
         if max_batch_size < 1:
             raise ValueError(f"max_batch_size must be >= 1, got {max_batch_size}")
         self._fn = fn
+        self._after = after
         self.max_batch_size = max_batch_size
         self.timeout_s = timeout_s
         self._pending: collections.deque = collections.deque()  # (rows, request, future, t)
         self._pending_rows = 0
         self._cond = threading.Condition()
         self._closed = False
+        self.error: BaseException | None = None  # what stopped ``after``, if anything
         self._thread = threading.Thread(target=self._loop, name=name, daemon=True)
         self._thread.start()
         # Statistics, read and reset by the metrics loop.
@@ -104,6 +111,14 @@ class InferenceBatcher:
             with self._stats_lock:
                 self._batches += 1
                 self._rows += rows
+            if self._after is not None:
+                try:
+                    self._after(requests, results)
+                except BaseException as e:  # nobody waits on it: stop serving, keep the error
+                    self.error = e
+                    with self._cond:
+                        self._closed = True
+                    break
         self._fail_pending()
 
     def _fail_pending(self):

@@ -28,19 +28,31 @@ METRICS_COLUMNS = [
     "latency_p99_ms",
     "parameter_pull_ms",    # mean parameter pull time (IMPALA)
     "loss",
+    "inference_ms",         # mean time of one inference call: a learner batch (SEED), an
+                            # actor's local step (IMPALA)
 ]
 EPISODE_COLUMNS = ["wall_time", "env_frames", "actor", "env_id", "episode_return",
                    "episode_length"]
 
 
 def _open_csv(path: Path, columns: list[str]):
+    """Open for appending; returns (file, writer, the columns its rows must follow).
+
+    A file that already has a header (a resumed run) keeps it: rows follow the
+    existing columns, so a run started by an older version stays one valid CSV.
+    """
     new = not path.exists() or path.stat().st_size == 0
+    if not new:
+        with path.open(newline="") as f:
+            header = next(csv.reader(f), None)
+        if header:
+            columns = [c.strip() for c in header]
     f = path.open("a", newline="")
     w = csv.writer(f)
     if new:
         w.writerow(columns)
         f.flush()
-    return f, w
+    return f, w, columns
 
 
 def _fmt(v):
@@ -55,15 +67,16 @@ class MetricsWriter:
     def __init__(self, run_dir: str | Path, tensorboard: bool = True):
         self.run_dir = Path(run_dir)
         self.run_dir.mkdir(parents=True, exist_ok=True)
-        self._mf, self._mw = _open_csv(self.run_dir / "metrics.csv", METRICS_COLUMNS)
-        self._ef, self._ew = _open_csv(self.run_dir / "episodes.csv", EPISODE_COLUMNS)
+        self._mf, self._mw, self._metric_columns = _open_csv(self.run_dir / "metrics.csv",
+                                                             METRICS_COLUMNS)
+        self._ef, self._ew, _ = _open_csv(self.run_dir / "episodes.csv", EPISODE_COLUMNS)
         self._tb = None
         if tensorboard:
             import tensorflow as tf
             self._tb = tf.summary.create_file_writer(str(self.run_dir / "tb"))
 
     def write_metrics(self, row: dict) -> None:
-        self._mw.writerow([_fmt(row.get(c)) for c in METRICS_COLUMNS])
+        self._mw.writerow([_fmt(row.get(c)) for c in self._metric_columns])
         self._mf.flush()
         if self._tb is not None:
             import tensorflow as tf

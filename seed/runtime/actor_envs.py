@@ -40,18 +40,24 @@ class ActorEnvs:
         n = len(self.envs)
         return np.zeros(n, np.float32), np.ones(n, bool), np.stack(obs)
 
-    def step(self, actions):
-        """Step every env; returns (reward, done, observation, finished episodes).
+    def step(self, actions, indices=None):
+        """Step the envs at ``indices`` (default: all) with ``actions``, one per env.
 
-        Finished episodes are ``(env_id, return, length)`` tuples.
+        Returns (reward, done, observation, finished episodes) for those envs, in
+        that order; finished episodes are ``(env_id, return, length)`` tuples.
         """
-        n = len(self.envs)
+        if indices is None:
+            indices = range(len(self.envs))
+        n = len(indices)
+        if len(actions) != n:
+            raise ValueError(f"{len(actions)} actions for {n} envs")
         rewards = np.zeros(n, np.float32)
         dones = np.zeros(n, bool)
         obs, finished = [], []
-        for i, (env, a) in enumerate(zip(self.envs, actions)):
+        for j, (i, a) in enumerate(zip(indices, actions)):
+            env = self.envs[i]
             o, r, terminated, truncated, info = env.step(int(a))
-            rewards[i] = r
+            rewards[j] = r
             self._returns[i] += info.get("raw_reward", r)
             self._lengths[i] += 1
             if terminated or truncated:
@@ -59,7 +65,7 @@ class ActorEnvs:
                 self._returns[i] = 0
                 self._lengths[i] = 0
                 o, _ = env.reset()
-                dones[i] = True
+                dones[j] = True
             obs.append(o)
         return rewards, dones, np.stack(obs), finished
 

@@ -53,7 +53,7 @@ class LearnerCore:
         self.stats = RunStats()
         self._stop = threading.Event()
         self._train_thread: threading.Thread | None = None
-        self.train_error: BaseException | None = None
+        self.error: BaseException | None = None  # a learner thread's failure; ends the run
         self.on_train_step = None  # optional callback(metrics) after each step
 
     # -- spec --------------------------------------------------------------
@@ -101,9 +101,15 @@ class LearnerCore:
                 self.stats.add_train_step(metrics)
                 if self.on_train_step is not None:
                     self.on_train_step(metrics)
-        except BaseException as e:  # surfaced by the run loop, which stops the run
-            log.exception("training failed")
-            self.train_error = e
+        except BaseException as e:
+            self.fail("training", e)
+
+    def fail(self, what: str, error: BaseException) -> None:
+        """A learner thread failed: keep the error; the run loop stops the run with it."""
+        log.error("%s failed", what, exc_info=error)
+        if self.error is None:
+            self.error = RuntimeError(f"{what} failed: {error!r}")
+            self.error.__cause__ = error
 
     def stop(self) -> None:
         self._stop.set()

@@ -92,6 +92,8 @@ class _Interval:
             "latency_p99_ms": float(np.percentile(lat, 99)) if lat.size else None,
             "parameter_pull_ms": float(pull.mean()) if pull.size else None,
             "loss": sample["train"].get("loss"),
+            "inference_ms": (float(sample["inference_ms"].mean()) if sample["inference_ms"].size
+                             else None),
         }
         self.t, self.env_steps, self.trained = now, env_steps, trained
         return row
@@ -161,7 +163,7 @@ def train(config: Config, resume_dir: str | None = None) -> dict:
         server_address = (launcher.learner_address(config.server)
                           if hasattr(launcher, "learner_address") else config.server)
         server, address = start_server(service, server_address,
-                                       max_workers=2 * config.actors + 8)
+                                       max_workers=config.grpc_workers())
     except BaseException:
         launcher.stop()
         raise
@@ -206,9 +208,8 @@ def train(config: Config, resume_dir: str | None = None) -> dict:
             frames = core.stats.env_steps * fps_unit
             if hasattr(core.agent, "set_progress") and config.frames:
                 core.agent.set_progress(min(1.0, frames / config.frames))
-            if core.train_error is not None:
-                raise RuntimeError(f"training failed: {core.train_error!r}") \
-                    from core.train_error
+            if core.error is not None:
+                raise core.error
             launcher.check()
             done = (config.frames and frames >= config.frames) or \
                 (config.seconds and now - start >= config.seconds)

@@ -1,6 +1,12 @@
 """The SEED actor: steps its envs and nothing else. It never holds a model.
 
-One long-lived StreamSteps call carries all ``envs_per_actor`` envs per step.
+The actor's envs are split into ``actor_splits`` groups (one by default), each
+with its own long-lived StreamSteps call. With two, while the learner infers
+actions for one group the actor steps the other (Sample Factory's
+double-buffered sampling), so env simulation overlaps central inference instead
+of taking turns with it. One group = one request per step, carrying all of its
+envs.
+
 When the learner goes away the actor backs off and reconnects; its envs then
 start fresh episodes under a new run id, so the learner drops their
 half-built unrolls instead of mixing two runs.
@@ -8,10 +14,13 @@ half-built unrolls instead of mixing two runs.
 
 from __future__ import annotations
 
+import json
 import logging
 import queue
 import time
 import uuid
+
+import numpy as np
 
 from seed.runtime.actor_envs import ActorEnvs
 from seed.runtime.actor_process import actor_envs_for, run_actor_loop
@@ -28,52 +37,86 @@ def run_actor(address: str, task: int, max_steps: int = 0, log_interval_s: float
     steps = {"n": 0}
 
     def build(spec):
-        return {"envs": actor_envs_for(spec, task)}
+        return {"envs": actor_envs_for(spec, task), "splits": spec_splits(spec)}
 
     def session(stub, parts):
-        _stream(stub, task, parts["envs"], steps, max_steps, log_interval_s)
+        _stream(stub, task, parts["envs"], parts["splits"], steps, max_steps, log_interval_s)
 
     return run_actor_loop(address, task, "seed", build, session)
 
 
-def _stream(stub, task, actor_envs: ActorEnvs, steps, max_steps, log_interval_s):
-    run_id = uuid.uuid4().hex
-    env_ids = actor_envs.env_ids
-    requests: queue.Queue = queue.Queue(maxsize=2)
+def spec_splits(spec) -> int:
+    """How many env groups the learner expects each actor to keep in flight."""
+    splits = int(json.loads(spec.config_json).get("actor_splits", 1) or 1)
+    return max(1, min(splits, spec.envs_per_actor))
 
-    def request_iter():
+
+class _GroupStream:
+    """One env group's StreamSteps call: put a request, take its reply, in order."""
+
+    def __init__(self, stub, indices, env_ids):
+        self.indices = indices
+        self.env_ids = env_ids
+        self.rtt_ms = 0.0
+        self._sent_at = 0.0
+        self._requests: queue.Queue = queue.Queue(maxsize=2)
+        self._responses = stub.StreamSteps(self._request_iter())
+
+    def _request_iter(self):
         while True:
-            item = requests.get()
+            item = self._requests.get()
             if item is _END:
                 return
             yield item
 
-    responses = stub.StreamSteps(request_iter())
+    def send(self, request) -> None:
+        self._sent_at = time.perf_counter()
+        self._requests.put(request)
+
+    def receive_actions(self) -> np.ndarray:
+        response = next(self._responses)
+        self.rtt_ms = (time.perf_counter() - self._sent_at) * 1000.0
+        return wire.decode(response.action, dtype="int32", shape=(len(self.env_ids),),
+                           name="action")
+
+    def close(self) -> None:
+        self._requests.put(_END)
+        self._responses.cancel()
+
+
+def _stream(stub, task, actor_envs: ActorEnvs, splits: int, steps, max_steps, log_interval_s):
+    run_id = uuid.uuid4().hex
+    groups = []
     try:
+        for indices in np.array_split(np.arange(len(actor_envs)), splits):
+            indices = indices.tolist()
+            groups.append(_GroupStream(stub, indices,
+                                       [actor_envs.env_ids[i] for i in indices]))
         reward, done, obs = actor_envs.reset_all()
-        episodes: list = []
-        rtt_ms = 0.0
-        t_log, steps_at_log = time.monotonic(), steps["n"]
-        while not max_steps or steps["n"] < max_steps:
-            request = pb2.StepRequest(
-                actor_id=task, run_id=run_id, env_ids=env_ids,
+
+        def request(group, reward, done, obs, episodes):
+            return pb2.StepRequest(
+                actor_id=task, run_id=run_id, env_ids=group.env_ids,
                 reward=wire.encode(reward), done=wire.encode(done),
-                observation=wire.encode(obs), last_round_trip_ms=rtt_ms,
+                observation=wire.encode(obs), last_round_trip_ms=group.rtt_ms,
                 episodes=[pb2.EpisodeSummary(env_id=e, episode_return=r, episode_length=n)
                           for e, r, n in episodes])
-            t0 = time.perf_counter()
-            requests.put(request)
-            response = next(responses)
-            rtt_ms = (time.perf_counter() - t0) * 1000.0
-            actions = wire.decode(response.action, dtype="int32", shape=(len(env_ids),),
-                                  name="action")
-            reward, done, obs, episodes = actor_envs.step(actions)
-            steps["n"] += len(env_ids)
+
+        for group in groups:  # every group's first request goes out at once
+            group.send(request(group, reward[group.indices], done[group.indices],
+                               obs[group.indices], []))
+        t_log, steps_at_log = time.monotonic(), steps["n"]
+        while not max_steps or steps["n"] < max_steps:
+            for group in groups:  # step one group while the others wait on the learner
+                actions = group.receive_actions()
+                reward, done, obs, episodes = actor_envs.step(actions, group.indices)
+                group.send(request(group, reward, done, obs, episodes))
+                steps["n"] += len(group.indices)
             now = time.monotonic()
             if now - t_log >= log_interval_s:
                 log.info("actor %d: %.0f env steps/s", task,
                          (steps["n"] - steps_at_log) / (now - t_log))
                 t_log, steps_at_log = now, steps["n"]
     finally:
-        requests.put(_END)
-        responses.cancel()
+        for group in groups:
+            group.close()

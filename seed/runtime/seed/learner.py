@@ -45,8 +45,9 @@ class SeedLearnerService(pb2_grpc.LearnerServicer):
         self.store = RecurrentStateStore(self.num_envs, core.agent.initial_state)
         self.builder = UnrollBuilder(self.num_envs, core.agent.unroll_length)
         self._is_eval_env = getattr(core.agent, "is_eval_env", lambda env_id: False)
+        self._step = None  # the batch just inferred, for _after
         self.batcher = InferenceBatcher(self._infer, config.effective_inference_batch_size(),
-                                        config.inference_timeout_ms / 1000.0)
+                                        config.inference_timeout_ms / 1000.0, after=self._after)
 
     # -- gRPC ------------------------------------------------------------------
     def GetSpec(self, request, context):
@@ -102,6 +103,7 @@ class SeedLearnerService(pb2_grpc.LearnerServicer):
 
     # -- inference thread --------------------------------------------------------
     def _infer(self, steps: list[StepBatch]):
+        """Actions for a batch of requests; what unroll assembly needs is kept for ``_after``."""
         for s in steps:
             for env_id in self.store.begin(s.env_ids, s.run_id).tolist():
                 self.builder.reset(env_id)  # a new run: drop the old run's half unroll
@@ -119,23 +121,34 @@ class SeedLearnerService(pb2_grpc.LearnerServicer):
             env_ids, prev_action, EnvOutput(reward, done, obs), core_state)
         self.core.stats.add_inference_time((time.perf_counter() - t0) * 1000.0)
         action = np.asarray(action, np.int32)
-        agent_output = dict(agent_output)
-        agent_output.setdefault("action", action)
         self.store.scatter(env_ids, new_state, action)
-        self.core.stats.add_env_steps(len(env_ids))
-        for i, env_id in enumerate(env_ids.tolist()):
-            if self._is_eval_env(env_id):
-                continue
-            unroll = self.builder.append(
-                env_id, tuple(leaf[i] for leaf in core_state), prev_action[i], reward[i],
-                done[i], obs[i], {k: v[i] for k, v in agent_output.items()})
-            if unroll is not None:
-                self.core.enqueue(unroll)
+        self._step = (env_ids, core_state, prev_action, reward, done, obs, agent_output, action)
         out, start = [], 0
         for s in steps:
             out.append(action[start:start + len(s.env_ids)])
             start += len(s.env_ids)
         return out
+
+    def _after(self, steps, actions):
+        """Once the actors have their actions: count the steps, extend the unrolls."""
+        del steps, actions
+        env_ids, core_state, prev_action, reward, done, obs, agent_output, action = self._step
+        self._step = None
+        try:
+            agent_output = dict(agent_output)
+            agent_output.setdefault("action", action)
+            self.core.stats.add_env_steps(len(env_ids))
+            for i, env_id in enumerate(env_ids.tolist()):
+                if self._is_eval_env(env_id):
+                    continue
+                unroll = self.builder.append(
+                    env_id, tuple(leaf[i] for leaf in core_state), prev_action[i], reward[i],
+                    done[i], obs[i], {k: v[i] for k, v in agent_output.items()})
+                if unroll is not None:
+                    self.core.enqueue(unroll)
+        except BaseException as e:
+            self.core.fail("unroll assembly", e)
+            raise
 
     def take_batch_stats(self) -> float | None:
         """Mean envs per inference batch since the last call."""

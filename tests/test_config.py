@@ -1,0 +1,36 @@
+import pytest
+
+from seed.config import Config, ConfigError
+
+
+@pytest.mark.parametrize("actors,envs,splits,batch", [
+    (2, 16, 2, 16),   # one half-actor group from each actor
+    (2, 16, 1, 32),   # no splitting: every env
+    (2, 5, 2, 6),     # uneven halves: the larger group (3) per actor
+    (1, 1, 4, 1),     # more splits than envs: one env per group
+])
+def test_default_inference_batch_is_one_group_per_actor(actors, envs, splits, batch):
+    c = Config(actors=actors, envs_per_actor=envs, actor_splits=splits)
+    c.validate()
+    assert c.effective_inference_batch_size() == batch
+
+
+def test_impala_actors_never_split_and_explicit_batch_wins():
+    assert Config(arch="impala", envs_per_actor=8, actor_splits=4).effective_actor_splits() == 1
+    assert Config(actors=2, envs_per_actor=8, inference_batch_size=12
+                  ).effective_inference_batch_size() == 12
+
+
+def test_grpc_workers_cover_every_stream():
+    c = Config(actors=3, envs_per_actor=8, actor_splits=2)
+    assert c.grpc_workers() >= 3 * 2 + 3
+
+
+@pytest.mark.parametrize("overrides,message", [
+    ({"actor_splits": 0}, "actor_splits must be >= 1"),
+    ({"envs_per_actor": 8, "actor_splits": 2, "inference_batch_size": 3},
+     "smaller than one actor request"),
+])
+def test_bad_split_settings_fail_with_one_line(overrides, message):
+    with pytest.raises(ConfigError, match=message):
+        Config(**overrides).validate()
