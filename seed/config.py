@@ -31,8 +31,9 @@ class Config:
     batch_size: int = 8  # unrolls per train step
     inference_batch_size: int = 0  # envs per inference batch; 0 = one request per actor stream
     actor_splits: int = 1  # SEED: each actor's envs in this many groups, each with a request
-    #                        in flight, so env stepping overlaps inference (double buffering:
-    #                        2 pays off only where env steps are costly, e.g. Atari)
+    #                        in flight, so env stepping overlaps inference (double buffering).
+    #                        Opt-in: on 2 cores it lost to 1 on Catch and on Pong, where the
+    #                        smaller learner batch cost more than the overlap gained
     inference_timeout_ms: float = 2.0
     queue_capacity: int = 0  # unrolls; 0 = 2 x batch_size
     train: bool = True  # False: serve mode, inference only (throughput of the data path)

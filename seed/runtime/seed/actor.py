@@ -1,11 +1,11 @@
 """The SEED actor: steps its envs and nothing else. It never holds a model.
 
-The actor's envs are split into ``actor_splits`` groups (one by default), each
-with its own long-lived StreamSteps call. With two, while the learner infers
-actions for one group the actor steps the other (Sample Factory's
-double-buffered sampling), so env simulation overlaps central inference instead
-of taking turns with it. One group = one request per step, carrying all of its
-envs.
+The actor's envs are split into ``actor_splits`` groups (one by default, as
+upstream SEED), each with its own long-lived StreamSteps call. With two, while
+the learner infers actions for one group the actor steps the other (Sample
+Factory's double-buffered sampling), so env simulation overlaps central
+inference instead of taking turns with it. One group = one request per step,
+carrying all of its envs.
 
 When the learner goes away the actor backs off and reconnects; its envs then
 start fresh episodes under a new run id, so the learner drops their
