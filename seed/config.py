@@ -35,6 +35,9 @@ class Config:
     #                        Opt-in: on 2 cores it lost to 1 on Catch and on Pong, where the
     #                        smaller learner batch cost more than the overlap gained
     inference_timeout_ms: float = 2.0
+    jit_inference: bool = False  # XLA-compile the policy's forward pass on the inference path
+    #                              (SEED learner and IMPALA actors alike); batches padded to
+    #                              powers of two so XLA compiles a few shapes, not every size
     queue_capacity: int = 0  # unrolls; 0 = 2 x batch_size
     train: bool = True  # False: serve mode, inference only (throughput of the data path)
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
+
 def traced_once(fn, input_signature):
     """``fn`` traced once for ``input_signature``; call it with the same nest of arrays.
 
@@ -51,4 +52,36 @@ def traced_once(fn, input_signature):
         return concrete(*tf.nest.pack_sequence_as(args, tensors))
 
     call.tracing_count = traced.experimental_get_tracing_count
+    return call
+
+
+def _next_power_of_two(n):
+    """Smallest power of two >= n (n >= 1), as an int32 tensor."""
+    bits = tf.math.ceil(tf.math.log(tf.cast(n, tf.float64)) / np.log(2.0) - 1e-9)
+    return tf.bitwise.left_shift(1, tf.cast(tf.maximum(bits, 0.0), tf.int32))
+
+
+def xla_batch_buckets(fn):
+    """``fn`` compiled with XLA, its inputs' batch axis padded to the next power of two.
+
+    For use inside a traced function. XLA compiles once per input shape, and
+    dynamic batching makes every size from 1 to the maximum batch occur; padding
+    to powers of two bounds the compilations at log2(max batch) + 1, at the
+    price of at most twice the rows on a partial batch. Padded rows are zeros
+    and are cut from every output, so they never reach the caller. ``fn`` must
+    treat rows independently (no statistics across the batch).
+    """
+    compiled = tf.function(fn, jit_compile=True)
+
+    def call(*args):
+        leaves = tf.nest.flatten(args)
+        n = tf.shape(leaves[0])[0]
+        extra = _next_power_of_two(n) - n
+
+        def pad(x):
+            return tf.pad(x, [[0, extra]] + [[0, 0]] * (x.shape.rank - 1))
+
+        out = compiled(*tf.nest.map_structure(pad, args))
+        return tf.nest.map_structure(lambda y: y[:n], out)
+
     return call

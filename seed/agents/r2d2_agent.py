@@ -25,7 +25,7 @@ import numpy as np
 import tensorflow as tf
 
 from seed.agents import r2d2
-from seed.agents.base import traced_once
+from seed.agents.base import traced_once, xla_batch_buckets
 from seed.agents.optimizers import make_optimizer
 from seed.networks import make_network
 from seed.replay.prioritized import PrioritizedReplay
@@ -83,6 +83,9 @@ class R2D2Agent:
         env_spec = EnvOutput(
             tf.TensorSpec([None], tf.float32), tf.TensorSpec([None], tf.bool),
             tf.TensorSpec([None] + list(self._observation_shape), self._observation_dtype))
+        # The inference path's forward pass, XLA-compiled when config.jit_inference.
+        self._policy_step = (xla_batch_buckets(lambda a, e, s: self.network(a, e, s))
+                             if config.jit_inference else self.network)
         self._infer_fn = traced_once(self._infer_graph, [
             tf.TensorSpec([None], tf.int32), tf.TensorSpec([None], tf.int32), env_spec,
             state_spec])
@@ -133,7 +136,7 @@ class R2D2Agent:
                 tuple(s.numpy() for s in state))
 
     def _infer_graph(self, env_ids, prev_action, env_output, core_state):
-        outputs, state = self.network(prev_action, env_output, core_state)
+        outputs, state = self._policy_step(prev_action, env_output, core_state)
         q_values = outputs["q_values"]
         greedy = tf.argmax(q_values, axis=-1, output_type=tf.int32)
         batch = tf.shape(greedy)[0]

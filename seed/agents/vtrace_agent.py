@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
-from seed.agents.base import traced_once
+from seed.agents.base import traced_once, xla_batch_buckets
 from seed.agents.vtrace import actor_critic_loss, align_unroll
 from seed.agents.optimizers import make_optimizer
 from seed.networks import make_network
@@ -58,6 +58,9 @@ class VTraceAgent:
             return tuple(_spec(list(lead) + list(shape), dtype)
                          for shape, dtype in self._state_specs)
 
+        # The inference path's forward pass, XLA-compiled when config.jit_inference.
+        self._policy_step = (xla_batch_buckets(lambda a, e, s: self.network(a, e, s))
+                             if config.jit_inference else self.network)
         self._infer_fn = traced_once(self._infer_graph, [
             _spec([None], np.int32), env_spec([None]), state_spec([None])])
 
@@ -72,7 +75,7 @@ class VTraceAgent:
         return tuple(np.asarray(s) for s in self.network.initial_state(batch_size))
 
     def _infer_graph(self, prev_action, env_output, core_state):
-        outputs, new_state = self.network(prev_action, env_output, core_state)
+        outputs, new_state = self._policy_step(prev_action, env_output, core_state)
         logits = outputs["policy_logits"]
         seed = self._rng.make_seeds(1)[:, 0]
         action = tf.random.stateless_categorical(logits, 1, seed, dtype=tf.int32)[:, 0]
