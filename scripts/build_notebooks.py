@@ -315,6 +315,8 @@ LOAD_EPISODES = '''\
 ROLLING = int(os.environ.get("SEED_ROLLING", "100"))
 curves = {}  # run label -> episodes with return_rolling
 for r in runs:
+    if not R.is_training_run(r):  # compare/demo runs measure throughput, not learning
+        continue
     ep = r.episodes
     if ep.empty:
         print(f"{r.label}: no finished episodes yet, left out of the reward plots")

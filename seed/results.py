@@ -243,6 +243,17 @@ def load_runs(root) -> tuple[list[Run], list[tuple[Path, str]]]:
     return runs, skipped
 
 
+def is_training_run(run: Run) -> bool:
+    """A run made to learn: not serve mode, not one of ``seed compare``'s or ``make demo``'s.
+
+    Those last a minute or less and are there for their frames per second; on a
+    reward curve they would only crowd the start and skew the mean over runs.
+    """
+    if not run.config.get("train", True):
+        return False
+    return not any(part.startswith("compare-") or part == "demo" for part in run.path.parts)
+
+
 def runs_table(runs: list[Run]) -> pd.DataFrame:
     """One row per run: what it is and what it reached (for printing)."""
     rows = []

@@ -260,3 +260,12 @@ def test_missing_root(tmp_path):
     with pytest.raises(R.ResultsError, match="does not exist"):
         R.find_runs(tmp_path / "nope")
     assert R.find_runs(tmp_path) == []
+
+
+def test_only_training_runs_go_on_reward_curves(tmp_path):
+    run = R.load_run(make_tree(tmp_path) / BENCH / "seed" / "run-1")
+    assert R.is_training_run(run)
+    from dataclasses import replace
+    assert not R.is_training_run(replace(run, config={**run.config, "train": False}))
+    for where in ("compare-catch/serve-1/seed-1", "demo/20261203/impala-1"):
+        assert not R.is_training_run(replace(run, path=tmp_path / where))
