@@ -49,7 +49,8 @@ SCHEDULE = (("seed", 1), ("impala", 1), ("seed", 2))
 
 COLUMNS = ["run", "arch", "rc", "steady", "warmup_s", "window_s", "fps", "learner_fps",
            "inference_batch_size", "inference_ms", "latency_p50_ms", "latency_p99_ms",
-           "parameter_pull_ms", "cpu_util", "cpu_util_run", "frames_per_cpu_s", "env_frames", "wall_s", "run_dir"]
+           "parameter_pull_ms", "cpu_util", "cpu_util_run", "frames_per_cpu_s", "env_frames",
+           "wall_s", "run_dir"]
 
 HUGE_FRAMES = 10 ** 15  # the wall-clock budget stops a compare run, never this
 STARTUP_ALLOWANCE_S = 300.0  # a run that takes its config.seconds + this is killed

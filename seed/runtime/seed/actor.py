@@ -14,7 +14,6 @@ half-built unrolls instead of mixing two runs.
 
 from __future__ import annotations
 
-import json
 import logging
 import queue
 import time
@@ -23,7 +22,7 @@ import uuid
 import numpy as np
 
 from seed.runtime.actor_envs import ActorEnvs
-from seed.runtime.actor_process import actor_envs_for, run_actor_loop
+from seed.runtime.actor_process import actor_envs_for, run_actor_loop, spec_config
 from seed.transport import tensor as wire
 from seed.transport.proto import pb2
 
@@ -37,18 +36,13 @@ def run_actor(address: str, task: int, max_steps: int = 0, log_interval_s: float
     steps = {"n": 0}
 
     def build(spec):
-        return {"envs": actor_envs_for(spec, task), "splits": spec_splits(spec)}
+        return {"envs": actor_envs_for(spec, task),
+                "splits": spec_config(spec).effective_actor_splits()}
 
     def session(stub, parts):
         _stream(stub, task, parts["envs"], parts["splits"], steps, max_steps, log_interval_s)
 
     return run_actor_loop(address, task, "seed", build, session)
-
-
-def spec_splits(spec) -> int:
-    """How many env groups the learner expects each actor to keep in flight."""
-    splits = int(json.loads(spec.config_json).get("actor_splits", 1) or 1)
-    return max(1, min(splits, spec.envs_per_actor))
 
 
 class _GroupStream:
