@@ -54,8 +54,10 @@ class ResidualStack(tf.Module):
     def __init__(self, channels: int, num_blocks: int = 2, name: str | None = None):
         super().__init__(name=name)
         with self.name_scope:
-            self._conv = Conv2D(channels, 3)
-            self._blocks = [(Conv2D(channels, 3), Conv2D(channels, 3))
+            # A ReLU follows each of these convs (after the pool, inside the blocks).
+            self._conv = Conv2D(channels, 3, kernel_init="he_uniform")
+            self._blocks = [(Conv2D(channels, 3, kernel_init="he_uniform"),
+                             Conv2D(channels, 3, kernel_init="he_uniform"))
                             for _ in range(num_blocks)]
 
     def __call__(self, x):
@@ -102,7 +104,7 @@ class _AtariNetwork(tf.Module):
             self._torso = torso
             self._lstm = LSTMCell(self.lstm_size) if self.lstm_size > 0 else None
             if head == "actor_critic":
-                self._policy = Dense(self.num_actions)
+                self._policy = heads.policy_layer(self.num_actions)
                 self._baseline = Dense(1)
             else:
                 self._value = heads.stream(1, head_hidden)

@@ -46,7 +46,7 @@ class DMLabNetwork(tf.Module):
             self._torso = ImpalaResNetTorso(tuple(channels), fc_size)
             self._lstm = LSTMCell(self.lstm_size)
             if head == "actor_critic":
-                self._policy, self._baseline = Dense(self.num_actions), Dense(1)
+                self._policy, self._baseline = heads.policy_layer(self.num_actions), Dense(1)
             else:
                 self._value = Dense(1)
                 self._advantage = Dense(self.num_actions, use_bias=False)

@@ -75,7 +75,7 @@ class FootballNetwork(tf.Module):
         with self.name_scope:
             self._torso = ImpalaResNetTorso(tuple(channels), fc_size, name="torso")
             if head == "actor_critic":
-                self._policy_logits = Dense(self.num_actions, name="policy_logits")
+                self._policy_logits = heads.policy_layer(self.num_actions, name="policy_logits")
                 self._baseline = Dense(1, name="baseline")
             else:
                 self._q_values = Dense(self.num_actions, name="q_values")

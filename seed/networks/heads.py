@@ -26,6 +26,14 @@ def check_head(head: str) -> str:
     return head
 
 
+POLICY_INIT_SCALE = 0.01  # see seed.networks.layers: the first policy is near uniform
+
+
+def policy_layer(num_actions: int, name: str | None = None):
+    """The linear policy-logits layer, its kernel scaled by :data:`POLICY_INIT_SCALE`."""
+    return Dense(num_actions, name=name, init_scale=POLICY_INIT_SCALE)
+
+
 def stream(units: int, hidden: int = 0, use_bias: bool = True):
     """The layers of one head stream: a ReLU layer of ``hidden`` units (if > 0), then ``units``."""
     layers = [Dense(hidden, tf.nn.relu)] if hidden > 0 else []

@@ -4,9 +4,22 @@ Keras 3 layers are not ``tf.Module``s, so a ``tf.Module`` holding them does not
 list their weights in ``trainable_variables``; these layers are tracked the
 ordinary ``tf.Module`` way. Each creates its weights on its first call (the
 input's last axis gives the fan-in): call a model once eagerly, on dummy
-input, before tracing it in ``tf.function``. Kernels use Glorot-uniform
-initialisation (Keras' default), biases start at zero (the LSTM's forget gate
-at one).
+input, before tracing it in ``tf.function``.
+
+Initialisation (biases start at zero, the LSTM's forget gate at one):
+
+* a layer followed by a ReLU: He-uniform, variance ``2 / fan_in`` (He et al.
+  2015), so activations keep their scale through the torso;
+* a linear output: LeCun-uniform, variance ``1 / fan_in`` (IMPALA's layers used
+  std ``1 / sqrt(fan_in)``), times ``init_scale``: the policy layers use 0.01, so
+  the first policy is near uniform (Andrychowicz et al. 2021, "What matters in
+  on-policy RL", Sec. 3.2);
+* the LSTM: Glorot-uniform over its concatenated input.
+
+Glorot (Keras' default) on the ReLU torsos left the Nature CNN's FC-512
+features of Pong's near-constant screens nearly equal across states, and Adam
+then switched most units off for good (issue 13's measurements); He-uniform
+kept them alive and Pong learned.
 
 The initialisers and the LSTM step are also plain functions, for networks that
 keep their own weights (:mod:`seed.networks.mlp`).
@@ -18,10 +31,31 @@ import math
 
 import tensorflow as tf
 
+from seed.networks.relu_recording import record_relu_output
+
 
 def glorot_uniform(shape, fan_in: int, fan_out: int):
     limit = math.sqrt(6.0 / (fan_in + fan_out))
     return tf.random.uniform(shape, -limit, limit, tf.float32)
+
+
+def variance_scaling_uniform(shape, fan_in: int, variance: float):
+    """Uniform weights of variance ``variance / fan_in`` (limit ``sqrt(3 variance / fan_in)``)."""
+    limit = math.sqrt(3.0 * variance / fan_in)
+    return tf.random.uniform(shape, -limit, limit, tf.float32)
+
+
+def he_uniform(shape, fan_in: int):
+    """For layers followed by a ReLU: variance ``2 / fan_in``."""
+    return variance_scaling_uniform(shape, fan_in, 2.0)
+
+
+def lecun_uniform(shape, fan_in: int, scale: float = 1.0):
+    """For linear outputs: variance ``1 / fan_in``, the weights times ``scale``."""
+    return scale * variance_scaling_uniform(shape, fan_in, 1.0)
+
+
+KERNEL_INITS = ("he_uniform", "lecun_uniform")
 
 
 def lstm_bias(units: int):
@@ -43,39 +77,62 @@ def lstm_step(x, state, kernel, bias):
 
 
 class _Layer(tf.Module):
-    """A layer whose ``kernel`` and ``bias`` are made on its first call (see :meth:`_build`)."""
+    """A layer whose ``kernel`` and ``bias`` are made on its first call (see :meth:`_build`).
 
-    def __init__(self, activation=None, name: str | None = None):
+    ``kernel_init``: ``"he_uniform"`` or ``"lecun_uniform"``; None picks He for a
+    ReLU activation and LeCun otherwise (a layer whose output a ReLU follows
+    outside it, as in the residual blocks, says ``"he_uniform"``).
+    ``init_scale`` multiplies a LeCun kernel (0.01 for policy logits).
+    """
+
+    def __init__(self, activation=None, name: str | None = None,
+                 kernel_init: str | None = None, init_scale: float = 1.0):
         super().__init__(name=name)
+        if kernel_init is None:
+            kernel_init = "he_uniform" if activation is tf.nn.relu else "lecun_uniform"
+        if kernel_init not in KERNEL_INITS:
+            raise ValueError(f"unknown kernel_init {kernel_init!r}; known: {KERNEL_INITS}")
+        if kernel_init == "he_uniform" and init_scale != 1.0:
+            raise ValueError("init_scale applies to lecun_uniform kernels only")
         self.activation = activation
+        self.kernel_init, self.init_scale = kernel_init, float(init_scale)
         self.kernel = None
         self.bias = None
 
-    def _build(self, kernel_shape, fan_in: int, fan_out: int, bias=None):
-        """Glorot-uniform ``kernel``, then ``bias`` from its initial value (none if None)."""
+    def _build(self, kernel_shape, fan_in: int, bias=None):
+        """``kernel`` by ``kernel_init``, then ``bias`` from its initial value (none if None)."""
+        if self.kernel_init == "he_uniform":
+            kernel = he_uniform(kernel_shape, fan_in)
+        else:
+            kernel = lecun_uniform(kernel_shape, fan_in, self.init_scale)
         with self.name_scope:
-            self.kernel = tf.Variable(glorot_uniform(kernel_shape, fan_in, fan_out),
-                                      name="kernel")
+            self.kernel = tf.Variable(kernel, name="kernel")
             if bias is not None:
                 self.bias = tf.Variable(bias, name="bias")
 
     def _activate(self, y):
-        return self.activation(y) if self.activation else y
+        if not self.activation:
+            return y
+        y = self.activation(y)
+        if self.activation is tf.nn.relu:
+            record_relu_output(self.name, y)
+        return y
 
 
 class Dense(_Layer):
     """``x @ kernel + bias`` on ``[N, in]``, optional activation."""
 
     def __init__(self, units: int, activation=None, use_bias: bool = True,
-                 name: str | None = None):
-        super().__init__(activation, name)
+                 name: str | None = None, kernel_init: str | None = None,
+                 init_scale: float = 1.0):
+        super().__init__(activation, name, kernel_init, init_scale)
         self.units = units
         self.use_bias = use_bias
 
     def __call__(self, x):
         if self.kernel is None:
             fan_in = int(x.shape[-1])
-            self._build([fan_in, self.units], fan_in, self.units,
+            self._build([fan_in, self.units], fan_in,
                         tf.zeros([self.units]) if self.use_bias else None)
         y = tf.matmul(x, self.kernel)
         if self.use_bias:
@@ -87,8 +144,8 @@ class Conv2D(_Layer):
     """2-D convolution over NHWC input, optional activation."""
 
     def __init__(self, filters: int, kernel_size: int, stride: int = 1, padding: str = "SAME",
-                 activation=None, name: str | None = None):
-        super().__init__(activation, name)
+                 activation=None, name: str | None = None, kernel_init: str | None = None):
+        super().__init__(activation, name, kernel_init)
         self.filters = filters
         self.kernel_size = kernel_size
         self.stride, self.padding = stride, padding
@@ -98,7 +155,7 @@ class Conv2D(_Layer):
             in_channels = int(x.shape[-1])
             k = self.kernel_size
             self._build([k, k, in_channels, self.filters], k * k * in_channels,
-                        k * k * self.filters, tf.zeros([self.filters]))
+                        tf.zeros([self.filters]))
         return self._activate(tf.nn.conv2d(x, self.kernel, self.stride, self.padding)
                               + self.bias)
 
@@ -116,6 +173,8 @@ class LSTMCell(_Layer):
     def __call__(self, x, state):
         if self.kernel is None:
             fan_in = int(x.shape[-1]) + self.units
-            self._build([fan_in, 4 * self.units], fan_in, 4 * self.units,
-                        lstm_bias(self.units))
+            with self.name_scope:
+                self.kernel = tf.Variable(glorot_uniform([fan_in, 4 * self.units], fan_in,
+                                                         4 * self.units), name="kernel")
+                self.bias = tf.Variable(lstm_bias(self.units), name="bias")
         return lstm_step(x, state, self.kernel, self.bias)

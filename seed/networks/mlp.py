@@ -23,14 +23,17 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
+from seed.networks.relu_recording import record_relu_output
 from seed.networks import heads
 from seed.networks.base import (batch_apply, call_step_or_unroll, core_input, create_variables,
                                 unroll_core)
-from seed.networks.layers import glorot_uniform, lstm_bias, lstm_step
+from seed.networks.layers import glorot_uniform, he_uniform, lecun_uniform, lstm_bias, lstm_step
 
 # The layers here make their weights (``w``, ``b``) at construction, from the
 # sizes given, rather than on the first call as seed.networks.layers does; the
-# initialisers and the LSTM step are the shared ones.
+# initialisers and the LSTM step are the shared ones: He-uniform for the ReLU
+# torso, LeCun-uniform for the outputs (policy logits scaled by 0.01), Glorot
+# for the LSTM (see seed.networks.layers).
 
 
 def _glorot(shape, name):
@@ -39,18 +42,27 @@ def _glorot(shape, name):
 
 
 class _Dense(tf.Module):
-    """y = activation(x @ w + b)."""
+    """y = activation(x @ w + b); He-uniform under a ReLU, else LeCun-uniform x ``init_scale``."""
 
-    def __init__(self, in_size: int, out_size: int, activation=None, name=None):
+    def __init__(self, in_size: int, out_size: int, activation=None, name=None,
+                 init_scale: float = 1.0):
         super().__init__(name=name)
+        shape = (in_size, out_size)
+        kernel = (he_uniform(shape, in_size) if activation is tf.nn.relu
+                  else lecun_uniform(shape, in_size, init_scale))
         with self.name_scope:
-            self.w = _glorot((in_size, out_size), "w")
+            self.w = tf.Variable(kernel, name="w")
             self.b = tf.Variable(tf.zeros([out_size]), name="b")
         self.activation = activation
 
     def __call__(self, x):
         y = tf.matmul(x, self.w) + self.b
-        return self.activation(y) if self.activation is not None else y
+        if self.activation is None:
+            return y
+        y = self.activation(y)
+        if self.activation is tf.nn.relu:
+            record_relu_output(self.name, y)
+        return y
 
 
 class _LSTMCell(tf.Module):
@@ -96,7 +108,8 @@ class MLPNetwork(tf.Module):
                 self._core = _LSTMCell(size + 1 + self.num_actions, self.lstm_size, name="lstm")
                 size = self.lstm_size
             if head == "actor_critic":
-                self._policy = _Dense(size, self.num_actions, name="policy_logits")
+                self._policy = _Dense(size, self.num_actions, name="policy_logits",
+                                      init_scale=heads.POLICY_INIT_SCALE)
                 self._baseline = _Dense(size, 1, name="baseline")
             else:
                 self._value = _Dense(size, 1, name="value")
