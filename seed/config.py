@@ -41,11 +41,14 @@ class Config:
     queue_capacity: int = 0  # unrolls; 0 = 2 x batch_size
     train: bool = True  # False: serve mode, inference only (throughput of the data path)
 
-    # Optimizer.
+    # Optimizer. Loss convention: every loss term is a mean over the T x B steps of a batch
+    # (loss_reduction "mean", upstream SEED's), paired with Adam; see seed/agents/vtrace.py.
+    loss_reduction: str = "mean"  # mean | sum (V-trace only: the IMPALA paper's code sums)
     optimizer: str = "adam"  # adam | rmsprop
     learning_rate: float = 1e-3
     lr_decay_to_zero: bool = False  # linear decay over the frame budget
     adam_epsilon: float = 1e-8
+    adam_beta1: float = 0.9  # upstream SEED's DMLab runs use 0
     rms_epsilon: float = 1e-7
     rms_decay: float = 0.99
     rms_momentum: float = 0.0
@@ -139,8 +142,29 @@ class Config:
                 f"{self.effective_actor_splits()} splits)")
         if self.eval_envs >= self.num_envs:
             raise ConfigError(f"eval_envs {self.eval_envs} leaves no env to train on")
+        self._validate_optimizer()
         if self.frames <= 0 and self.seconds <= 0:
             raise ConfigError("give a budget: --frames or --seconds must be positive")
+
+    def _validate_optimizer(self) -> None:
+        if self.optimizer not in ("adam", "rmsprop"):
+            raise ConfigError(f"optimizer must be adam or rmsprop, not {self.optimizer!r}")
+        if self.loss_reduction not in ("mean", "sum"):
+            raise ConfigError(f"loss_reduction must be mean or sum, not {self.loss_reduction!r}")
+        if self.loss_reduction == "sum" and self.agent != "vtrace":
+            raise ConfigError("loss_reduction sum applies to the vtrace agent only")
+        epsilon = "adam_epsilon" if self.optimizer == "adam" else "rms_epsilon"
+        for name in ("learning_rate", epsilon):
+            value = getattr(self, name)
+            if not value > 0:  # also refuses NaN
+                raise ConfigError(f"{name} must be positive, got {value}")
+        if not 0 <= self.adam_beta1 < 1:
+            raise ConfigError(f"adam_beta1 must be in [0, 1), got {self.adam_beta1}")
+        if not 0 <= self.rms_decay < 1:
+            raise ConfigError(f"rms_decay must be in [0, 1), got {self.rms_decay}")
+        if not self.grad_clip_norm >= 0:
+            raise ConfigError(f"grad_clip_norm must be >= 0 (0: no clipping), "
+                              f"got {self.grad_clip_norm}")
 
     def to_json(self) -> dict:
         return dataclasses.asdict(self)

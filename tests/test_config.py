@@ -34,3 +34,26 @@ def test_grpc_workers_cover_every_stream():
 def test_bad_split_settings_fail_with_one_line(overrides, message):
     with pytest.raises(ConfigError, match=message):
         Config(**overrides).validate()
+
+
+@pytest.mark.parametrize("overrides,message", [
+    ({"learning_rate": 0.0}, "learning_rate must be positive"),
+    ({"learning_rate": -1e-4}, "learning_rate must be positive"),
+    ({"learning_rate": float("nan")}, "learning_rate must be positive"),
+    ({"optimizer": "adam", "adam_epsilon": 0.0}, "adam_epsilon must be positive"),
+    ({"optimizer": "rmsprop", "rms_epsilon": -0.01}, "rms_epsilon must be positive"),
+    ({"optimizer": "sgd"}, "optimizer must be adam or rmsprop"),
+    ({"loss_reduction": "median"}, "loss_reduction must be mean or sum"),
+    ({"loss_reduction": "sum", "agent": "r2d2"}, "vtrace agent only"),
+    ({"adam_beta1": 1.0}, "adam_beta1 must be in"),
+    ({"rms_decay": 1.5}, "rms_decay must be in"),
+    ({"grad_clip_norm": -1.0}, "grad_clip_norm must be >= 0"),
+])
+def test_optimizer_settings_that_cannot_be_right_name_the_field(overrides, message):
+    with pytest.raises(ConfigError, match=message) as e:
+        Config(**overrides).validate()
+    assert "\n" not in str(e.value)
+
+
+def test_an_epsilon_the_optimizer_does_not_use_is_not_checked():
+    Config(optimizer="adam", rms_epsilon=0.0).validate()

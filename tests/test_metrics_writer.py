@@ -1,6 +1,6 @@
 import csv
 
-from seed.metrics.writer import METRICS_COLUMNS, MetricsWriter
+from seed.metrics.writer import LEARNING_COLUMNS, METRICS_COLUMNS, MetricsWriter
 
 
 def _rows(path):
@@ -9,12 +9,27 @@ def _rows(path):
 
 
 def test_new_run_gets_every_column(tmp_path):
-    w = MetricsWriter(tmp_path, tensorboard=False)
-    w.write_metrics({"wall_time": 1.0, "env_steps": 10, "env_frames": 40, "inference_ms": 2.5})
+    relu = ["dead_relu_0_conv2d", "dead_relu_1_dense"]
+    w = MetricsWriter(tmp_path, tensorboard=False, relu_columns=relu)
+    w.write_metrics({"wall_time": 1.0, "env_steps": 10, "env_frames": 40, "inference_ms": 2.5,
+                     "update_ratio": 0.003, "dead_relu_1_dense": 0.25})
     w.close()
     header, row = _rows(tmp_path / "metrics.csv")
-    assert header == METRICS_COLUMNS
+    assert header == METRICS_COLUMNS + LEARNING_COLUMNS + relu
     assert row[header.index("inference_ms")] == "2.5"
+    assert row[header.index("update_ratio")] == "0.003"
+    assert row[header.index("dead_relu_1_dense")] == "0.25"
+    assert row[header.index("entropy")] == ""  # not reported: blank, not zero
+
+
+def test_episodes_are_on_disk_once_the_next_metrics_row_is(tmp_path):
+    w = MetricsWriter(tmp_path, tensorboard=False)
+    w.write_episode(1.0, 40, 0, 3, -21.0, 800)
+    w.write_metrics({"wall_time": 1.0, "env_steps": 10, "env_frames": 40})
+    # Read while the writer is still open, as a live notebook or a SIGKILL would find it.
+    episodes = _rows(tmp_path / "episodes.csv")
+    assert episodes[1] == ["1", "40", "0", "3", "-21", "800"]
+    w.close()
 
 
 def test_resumed_run_keeps_the_header_it_started_with(tmp_path):

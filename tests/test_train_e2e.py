@@ -47,8 +47,22 @@ def check_run_dir(run_dir: Path, arch: str):
     assert config["learner_device"] == "CPU"
     metrics = list(csv.DictReader((run_dir / "metrics.csv").open()))
     assert len(metrics) >= 2
-    from seed.metrics.writer import METRICS_COLUMNS
-    assert list(metrics[0].keys()) == METRICS_COLUMNS
+    from seed.metrics.writer import LEARNING_COLUMNS, METRICS_COLUMNS
+    columns = list(metrics[0].keys())
+    relu = columns[len(METRICS_COLUMNS) + len(LEARNING_COLUMNS):]
+    assert columns == METRICS_COLUMNS + LEARNING_COLUMNS + relu
+    assert relu == ["dead_relu_0_torso_0", "dead_relu_1_torso_1"]  # the MLP's two ReLU layers
+    trained = [r for r in metrics if r["update_ratio"]]
+    assert trained, "no row carries the learning diagnostics"
+    for r in trained:  # the policy moves, and the diagnostics are in range
+        assert 0 < float(r["update_ratio"]) < 0.1
+        assert 0 <= float(r["entropy"]) <= np.log(3) + 1e-4  # Catch has 3 actions
+        assert float(r["mean_abs_log_rho"]) >= 0 and float(r["grad_norm"]) > 0
+        assert float(r["explained_variance"]) <= 1 and float(r["learning_rate"]) > 0
+        assert all(0 <= float(r[c]) <= 1 for c in relu)
+    # A policy that learned Catch is no longer uniform. (Its explained variance is no test:
+    # once every episode is won the targets barely vary, and the ratio is noise.)
+    assert float(trained[-1]["entropy"]) < 0.5 * np.log(3)
     frames = [int(r["env_frames"]) for r in metrics]
     assert frames == sorted(frames) and frames[-1] >= 100_000
     assert int(metrics[-1]["learner_steps"]) > 0
@@ -178,6 +192,8 @@ def test_resume_of_a_dir_without_a_checkpoint_is_one_clear_line(tmp_path):
     (["--arch", "a3c"], "--arch must be seed or impala"),
     (["--agent", "r2d2", "--arch", "impala"], "r2d2 agent runs under --arch seed only"),
     (["--set", "unroll_lenght=5"], "unknown config field"),
+    (["--set", "learning_rate=0"], "learning_rate must be positive"),
+    (["--set", "loss_reduction=median"], "loss_reduction must be mean or sum"),
 ])
 def test_configs_that_cannot_work_fail_at_start_with_one_line(tmp_path, args, message):
     base = ["train", "--env", "toy:catch", "--actors", "2", "--envs-per-actor", "4",

@@ -169,6 +169,27 @@ def test_actor_critic_loss_hand_computed():
     assert metrics["mean_rho"].numpy() == pytest.approx(1.0)
 
 
+def test_summed_loss_is_the_hand_computed_mean_times_the_steps():
+    """The same case as above with reduction="sum": every term times T x B = 2."""
+    total, metrics = actor_critic_loss(**_loss_inputs(), discounting=0.9, baseline_cost=0.5,
+                                       entropy_cost=0.01, reduction="sum")
+    log_half = math.log(0.5)
+    policy = -(log_half * 1.4 + log_half * -1.2)
+    baseline = 0.5 * 0.5 * ((1.9 - 0.5) ** 2 + (-1.0 - 0.2) ** 2)
+    entropy = 2 * math.log(2.0)
+    assert metrics["policy_loss"].numpy() == pytest.approx(policy, rel=1e-5)
+    assert metrics["baseline_loss"].numpy() == pytest.approx(baseline, rel=1e-5)
+    assert total.numpy() == pytest.approx(policy + baseline - 0.01 * entropy, rel=1e-5)
+    assert metrics["entropy"].numpy() == pytest.approx(math.log(2.0), rel=1e-5)  # per step
+    # Diagnostics: the behaviour is the target policy here, so no lag; value error by hand.
+    assert metrics["mean_abs_log_rho"].numpy() == pytest.approx(0.0, abs=1e-6)
+    assert metrics["value_loss"].numpy() == pytest.approx(
+        0.5 * ((1.9 - 0.5) ** 2 + (-1.0 - 0.2) ** 2) / 2, rel=1e-5)
+    with pytest.raises(ValueError, match="unknown loss reduction"):
+        actor_critic_loss(**_loss_inputs(), discounting=0.9, baseline_cost=0.5,
+                          entropy_cost=0.01, reduction="median")
+
+
 def test_reward_clipping_applies():
     inputs = _loss_inputs()
     big = dict(inputs, rewards=np.array([[5.0, -3.0]], np.float32))

@@ -8,6 +8,8 @@ from seed.agents.vtrace_agent import VTraceAgent
 from seed.config import Config
 from seed.types import EnvOutput, Unroll
 
+from bandit import run_bandit
+
 OBS = gym.spaces.Box(0, 255, (3, 2), np.uint8)
 ACT = gym.spaces.Discrete(4)
 
@@ -94,9 +96,13 @@ def test_train_step_changes_parameters_and_reports_metrics(lstm_size):
     metrics2 = agent.train_step(buffer)
     assert len(buffer) == 0
     for m in (metrics, metrics2):
-        for key in ("loss", "policy_loss", "baseline_loss", "entropy", "grad_norm"):
+        for key in ("loss", "policy_loss", "baseline_loss", "entropy", "grad_norm",
+                    "mean_rho", "mean_abs_log_rho", "value_loss", "explained_variance",
+                    "learning_rate", "update_ratio", *agent.relu_columns):
             assert isinstance(m[key], float) and np.isfinite(m[key]), key
         assert m["env_steps_trained"] == config.unroll_length * config.batch_size
+        assert agent.relu_columns == ["dead_relu_0_torso_0"]  # one hidden ReLU layer
+        assert 0 < m["update_ratio"] < 1 and 0 <= m["dead_relu_0_torso_0"] <= 1
     after = agent.parameters()
     assert any(not np.allclose(a, b.numpy()) for a, b in zip(before, after))
     assert agent._train_fn.experimental_get_tracing_count() == 1
@@ -194,83 +200,11 @@ def test_restore_rejects_a_mismatched_checkpoint():
         agent.restore_state(state)
 
 
-class ContextualBandit:
-    """Episodes of 4 steps; each step shows a one-hot context, reward 1 for action == context."""
-
-    def __init__(self, rng, contexts=3, length=4):
-        self.rng, self.k, self.length = rng, contexts, length
-        self.observation_space = gym.spaces.Box(0.0, 1.0, (contexts,), np.float32)
-        self.action_space = gym.spaces.Discrete(contexts)
-
-    def _obs(self):
-        self.context = int(self.rng.integers(self.k))
-        return np.eye(self.k, dtype=np.float32)[self.context]
-
-    def reset(self):
-        self.t = 0
-        return self._obs()
-
-    def step(self, action):
-        reward = float(action == self.context)
-        self.t += 1
-        done = self.t >= self.length
-        return self._obs(), reward, done
-
-
-def _run_bandit(seed, lstm_size=0):
-    """A tiny in-process SEED-style loop: infer per step, build T+1 unrolls, train.
-
-    Returns the mean reward over the first and the last 5 unroll lengths of steps.
-    """
-    tf.random.set_seed(seed)
-    rng = np.random.default_rng(seed)
-    B, T = 8, 8
-    envs = [ContextualBandit(rng) for _ in range(B)]
-    config = _config(network_kwargs={"hidden_sizes": (32,), "lstm_size": lstm_size},
-                     unroll_length=T, batch_size=B,
-                     learning_rate=1e-2, entropy_cost=1e-3, discounting=0.9, seed=seed)
-    agent = VTraceAgent(config, envs[0].observation_space, envs[0].action_space)
-    buffer = agent.new_buffer()
-
-    obs = np.stack([e.reset() for e in envs])
-    reward = np.zeros(B, np.float32)
-    done = np.ones(B, bool)  # run start
-    prev_action = np.zeros(B, np.int32)
-    state = agent.initial_state(B)
-    # Per env, the steps so far: (core state before, prev_action, env output, agent output).
-    partial = [[] for _ in range(B)]
-    rewards_seen = []
-    for _ in range(50 * T + 1):
-        env_output = EnvOutput(reward, done, obs)
-        action, agent_output, new_state = agent.infer(np.arange(B), prev_action, env_output,
-                                                      state)
-        for i in range(B):
-            partial[i].append((tuple(s[i] for s in state), prev_action[i],
-                               EnvOutput(reward[i], done[i], obs[i]),
-                               {k: v[i] for k, v in agent_output.items()}))
-            if len(partial[i]) == T + 1:
-                steps = partial[i]
-                buffer.put(Unroll(
-                    core_state=steps[0][0],
-                    prev_action=np.array([s[1] for s in steps], np.int32),
-                    env_output=EnvOutput(*(np.array([s[2][j] for s in steps]) for j in range(3))),
-                    agent_output={k: np.stack([s[3][k] for s in steps]) for k in steps[0][3]}))
-                partial[i] = [steps[-1]]  # consecutive unrolls overlap by one step
-        if len(buffer) >= config.batch_size:
-            metrics = agent.train_step(buffer)
-            assert np.isfinite(metrics["loss"])
-        results = [e.step(a) for e, a in zip(envs, action)]
-        reward = np.array([r[1] for r in results], np.float32)
-        done = np.array([r[2] for r in results])
-        obs = np.stack([e.reset() if d else r[0] for e, r, d in zip(envs, results, done)])
-        rewards_seen.append(reward.mean())
-        prev_action, state = action, new_state
-
-    return np.mean(rewards_seen[:5 * T]), np.mean(rewards_seen[-5 * T:])
-
-
 @pytest.mark.parametrize("lstm_size", [0, 16])
 def test_learns_a_contextual_bandit(lstm_size):
-    first, last = _run_bandit(0, lstm_size)
+    first, last = run_bandit(_config(network_kwargs={"hidden_sizes": (32,),
+                                                     "lstm_size": lstm_size},
+                                     batch_size=8, learning_rate=1e-2, entropy_cost=1e-3,
+                                     seed=0))
     assert first < 0.55  # about 1/3 for a random policy
     assert last > 0.85, (first, last)

@@ -9,7 +9,7 @@ def make_optimizer(config):
     """The Keras optimizer ``config.optimizer`` names, with the config's hyper-parameters."""
     if config.optimizer == "adam":
         return keras.optimizers.Adam(learning_rate=config.learning_rate,
-                                     epsilon=config.adam_epsilon)
+                                     beta_1=config.adam_beta1, epsilon=config.adam_epsilon)
     if config.optimizer == "rmsprop":
         return keras.optimizers.RMSprop(learning_rate=config.learning_rate, rho=config.rms_decay,
                                         momentum=config.rms_momentum,

@@ -24,10 +24,12 @@ import time
 import numpy as np
 import tensorflow as tf
 
-from seed.agents import r2d2
+from seed.agents import diagnostics, r2d2
 from seed.agents.base import traced_once, xla_batch_buckets
 from seed.agents.optimizers import make_optimizer
 from seed.networks import make_network
+from seed.networks.base import create_variables
+from seed.networks.relu_recording import recording_relu_outputs
 from seed.replay.prioritized import PrioritizedReplay
 from seed.types import EnvOutput, stack_unrolls
 
@@ -69,6 +71,9 @@ class R2D2Agent:
         self._target_vars = list(self.target_network.trainable_variables)
         self._check_twins(self.network.variables, self.target_network.variables)
         self._copy_to_target()
+        self.relu_columns = diagnostics.relu_layer_names(
+            self.network, lambda: create_variables(self.network, self._observation_shape,
+                                                   self._observation_dtype))
 
         self.optimizer = make_optimizer(config)
         self.optimizer.build(self._online_vars)
@@ -174,7 +179,7 @@ class R2D2Agent:
                 raise ValueError(f"replayed unroll has {u.length} steps; this agent learns on "
                                  f"unroll_length + 1 = {self.unroll_length + 1}")
         batch = stack_unrolls(unrolls)
-        loss, priorities, mean_q, grad_norm = self._train_fn(
+        priorities, metrics = self._train_fn(
             tuple(batch.core_state), batch.prev_action.astype(np.int32),
             EnvOutput(batch.env_output.reward.astype(np.float32),
                       batch.env_output.done.astype(bool), batch.env_output.observation),
@@ -185,11 +190,9 @@ class R2D2Agent:
         if self.train_steps % config.target_update_period == 0:
             self._copy_to_target()
         return {
+            **{k: float(v) for k, v in metrics.items()},
             "env_steps_trained": float((self.unroll_length - config.burn_in) * len(unrolls)),
-            "loss": float(loss),
-            "mean_q": float(mean_q),
             "mean_priority": float(np.mean(priorities)),
-            "grad_norm": float(grad_norm),
             "mean_importance_weight": float(np.mean(weights)),
             "replay_size": float(len(buffer)),
             "learning_rate": float(self.optimizer.learning_rate.numpy()),
@@ -208,9 +211,11 @@ class R2D2Agent:
         rest = EnvOutput(*(x[burn_in:] for x in env_output))
         target_q = self.target_network(prev_action[burn_in:], rest, target_state,
                                        unroll=True)[0]["q_values"]
+        before = diagnostics.snapshot(self._online_vars)
         with tf.GradientTape() as tape:
-            q = self.network(prev_action[burn_in:], rest, online_state,
-                             unroll=True)[0]["q_values"]  # [L+1, B, A]
+            with recording_relu_outputs() as relu_outputs:
+                q = self.network(prev_action[burn_in:], rest, online_state,
+                                 unroll=True)[0]["q_values"]  # [L+1, B, A]
             targets = r2d2.r2d2_targets(q, target_q, rest.reward, rest.done,
                                         config.discounting, config.n_steps,
                                         config.value_rescale_eps)  # [L, B]
@@ -220,7 +225,12 @@ class R2D2Agent:
         grads, grad_norm = tf.clip_by_global_norm(grads, config.grad_clip_norm)
         self.optimizer.apply_gradients(zip(grads, self._online_vars))
         priorities = r2d2.sequence_priorities(abs_td, config.priority_eta)
-        return loss, priorities, tf.reduce_mean(q_taken), grad_norm
+        metrics = {"loss": loss, "mean_q": tf.reduce_mean(q_taken), "grad_norm": grad_norm,
+                   "value_loss": 0.5 * tf.reduce_mean(tf.square(targets - q_taken)),
+                   "explained_variance": diagnostics.explained_variance(targets, q_taken),
+                   "update_ratio": diagnostics.update_ratio(before, self._online_vars)}
+        metrics.update(diagnostics.dead_relu_fractions(relu_outputs))
+        return priorities, metrics
 
     def parameters(self):
         return list(self.network.variables)

@@ -11,11 +11,30 @@ All tensors are time-major ``[T, B]``. For a step ``s``::
 with ``V(x_T) = v_T = bootstrap_value`` and per-step discounts ``gamma_t``
 (0 where the episode ended). ``v_s`` is computed backwards with
 ``v_s - V(x_s) = delta_s + gamma_s c_s (v_{s+1} - V(x_{s+1}))``.
+
+Loss and optimizer convention (every committed config follows it)
+-------------------------------------------------------------------
+Each loss term is a **mean** over the ``T x B`` steps of a batch
+(``loss_reduction: mean``), as upstream SEED RL's ``agents/vtrace/learner.py``,
+and the optimizer is **Adam**, as upstream SEED (Atari, DMLab, Football).
+Settings from a source that **sums** over the steps (the IMPALA paper's code,
+TorchBeast) must be converted, since every gradient is then ``N = T x B``
+times larger: with RMSprop's epsilon inside the square root (TF1, Keras),
+``epsilon_mean = epsilon_sum / N^2`` and a gradient-norm clip
+``clip_mean = clip_sum / N``; Adam's steps are invariant to the scale except
+through its epsilon. Taken unconverted -- the IMPALA paper's RMSprop
+(lr 6e-4, epsilon 0.01, clip 40) on mean losses -- the epsilon floor swamps the
+gradients and updates come out ~30x too small (issue 13); the check in
+``tests/test_optimizer_settings.py`` fails for exactly that. ``loss_reduction:
+sum`` exists to run a summed-loss source verbatim. Each config's YAML says
+where each number comes from.
 """
 
 from __future__ import annotations
 
 import tensorflow as tf
+
+from seed.agents.diagnostics import explained_variance
 
 
 def vtrace(log_rhos, discounts, rewards, values, bootstrap_value,
@@ -61,9 +80,12 @@ def _log_prob(logits, actions):
         labels=tf.cast(actions, tf.int32), logits=logits)
 
 
+LOSS_REDUCTIONS = ("mean", "sum")
+
+
 def actor_critic_loss(learner_logits, learner_baseline, bootstrap_value, behaviour_logits,
                       actions, rewards, dones, discounting, baseline_cost, entropy_cost,
-                      lambda_=1.0, max_abs_reward=0.0):
+                      lambda_=1.0, max_abs_reward=0.0, reduction="mean"):
     """The IMPALA/SEED V-trace actor-critic loss over time-major ``[T, B]`` inputs.
 
     Inputs are already time-aligned (see :func:`align_unroll`): step ``t``
@@ -79,6 +101,12 @@ def actor_critic_loss(learner_logits, learner_baseline, bootstrap_value, behavio
         entropy_loss  = -entropy_cost * mean(H(pi(.|x_t)))
         total         = policy_loss + baseline_loss + entropy_loss
 
+    ``reduction="sum"`` sums each term over the ``T x B`` steps instead, the
+    convention of the IMPALA paper's code and TorchBeast. The two differ by the
+    factor ``T x B`` in every gradient, so optimizer settings tuned for one are
+    wrong for the other (an RMSprop epsilon by ``(T x B)^2``, a gradient-norm
+    clip by ``T x B``): every committed config uses ``"mean"`` with Adam.
+
     Returns ``(total_loss, metrics)`` where metrics are scalar tensors.
     """
     rewards = tf.cast(rewards, tf.float32)
@@ -93,19 +121,25 @@ def actor_critic_loss(learner_logits, learner_baseline, bootstrap_value, behavio
     vs, pg_advantages = vtrace(log_rhos, discounts, rewards, learner_baseline, bootstrap_value,
                                lambda_=lambda_)
 
-    policy_loss = -tf.reduce_mean(target_log_probs * pg_advantages)
-    baseline_loss = baseline_cost * 0.5 * tf.reduce_mean(tf.square(vs - learner_baseline))
+    if reduction not in LOSS_REDUCTIONS:
+        raise ValueError(f"unknown loss reduction {reduction!r}; known: {LOSS_REDUCTIONS}")
+    reduce = tf.reduce_mean if reduction == "mean" else tf.reduce_sum
+    policy_loss = -reduce(target_log_probs * pg_advantages)
+    baseline_loss = baseline_cost * 0.5 * reduce(tf.square(vs - learner_baseline))
     log_pi = tf.nn.log_softmax(learner_logits)
-    entropy = tf.reduce_mean(-tf.reduce_sum(tf.exp(log_pi) * log_pi, axis=-1))
-    entropy_loss = -entropy_cost * entropy
+    step_entropy = -tf.reduce_sum(tf.exp(log_pi) * log_pi, axis=-1)
+    entropy_loss = -entropy_cost * reduce(step_entropy)
     total = policy_loss + baseline_loss + entropy_loss
     metrics = {
         "loss": total,
         "policy_loss": policy_loss,
         "baseline_loss": baseline_loss,
         "entropy_loss": entropy_loss,
-        "entropy": entropy,
+        "entropy": tf.reduce_mean(step_entropy),         # nats per step, either reduction
         "mean_rho": tf.reduce_mean(tf.exp(log_rhos)),
+        "mean_abs_log_rho": tf.reduce_mean(tf.abs(log_rhos)),  # policy lag
+        "value_loss": 0.5 * tf.reduce_mean(tf.square(vs - learner_baseline)),
+        "explained_variance": explained_variance(vs, learner_baseline),
         "mean_vs": tf.reduce_mean(vs),
     }
     return total, metrics

@@ -22,10 +22,13 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
+from seed.agents import diagnostics
 from seed.agents.base import traced_once, xla_batch_buckets
 from seed.agents.vtrace import actor_critic_loss, align_unroll
 from seed.agents.optimizers import make_optimizer
 from seed.networks import make_network
+from seed.networks.base import create_variables
+from seed.networks.relu_recording import recording_relu_outputs
 from seed.replay.unroll_queue import UnrollQueue
 from seed.types import EnvOutput, stack_unrolls
 
@@ -44,6 +47,9 @@ class VTraceAgent:
         self.optimizer = make_optimizer(config)
         self.optimizer.build(self.network.trainable_variables)
         self._rng = tf.random.Generator.from_seed(config.seed)
+        self.relu_columns = diagnostics.relu_layer_names(
+            self.network, lambda: create_variables(self.network, observation_space.shape,
+                                                   tf.as_dtype(observation_space.dtype)))
 
         obs_shape = tuple(int(d) for d in (observation_space.shape or ()))
         self._obs_dtype = np.dtype(observation_space.dtype)
@@ -110,14 +116,18 @@ class VTraceAgent:
                      behaviour_logits):
         c = self.config
         variables = self.network.trainable_variables
+        before = diagnostics.snapshot(variables)
         with tf.GradientTape() as tape:
-            learner_outputs, _ = self.network(prev_action, env_output, core_state, unroll=True)
+            with recording_relu_outputs() as relu_outputs:
+                learner_outputs, _ = self.network(prev_action, env_output, core_state,
+                                                  unroll=True)
             aligned = align_unroll(
                 learner_outputs, {"action": behaviour_action, "policy_logits": behaviour_logits},
                 env_output)
             loss, metrics = actor_critic_loss(
                 **aligned, discounting=c.discounting, baseline_cost=c.baseline_cost,
-                entropy_cost=c.entropy_cost, lambda_=c.lambda_, max_abs_reward=c.max_abs_reward)
+                entropy_cost=c.entropy_cost, lambda_=c.lambda_, max_abs_reward=c.max_abs_reward,
+                reduction=c.loss_reduction)
         grads = tape.gradient(loss, variables)
         grad_norm = tf.linalg.global_norm(grads)
         if c.grad_clip_norm > 0:
@@ -125,6 +135,8 @@ class VTraceAgent:
         self.optimizer.apply_gradients(zip(grads, variables))
         metrics["grad_norm"] = grad_norm
         metrics["learning_rate"] = tf.convert_to_tensor(self.optimizer.learning_rate)
+        metrics["update_ratio"] = diagnostics.update_ratio(before, variables)
+        metrics.update(diagnostics.dead_relu_fractions(relu_outputs))
         return metrics
 
     def train_step(self, buffer):

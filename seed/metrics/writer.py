@@ -4,7 +4,8 @@
 * ``episodes.csv``: one row per finished episode.
 * TensorBoard event files of the metrics (under ``tb/``).
 
-Rows are flushed as they are written, so a crash loses at most the current row.
+Both files are flushed at every metrics row (each log interval), so a crash
+loses at most what happened since the last row.
 """
 
 from __future__ import annotations
@@ -31,6 +32,20 @@ METRICS_COLUMNS = [
     "inference_ms",         # mean time of one inference call: a learner batch (SEED), an
                             # actor's local step (IMPALA)
 ]
+# Learning diagnostics (seed/agents/diagnostics.py): each the mean over the interval's train
+# steps; blank where the agent has no such quantity (R2D2 has no policy entropy or rho).
+LEARNING_COLUMNS = [
+    "entropy",              # policy entropy, nats per step
+    "mean_rho",             # mean importance ratio pi/mu of the actions taken
+    "mean_abs_log_rho",     # mean |log pi/mu|: policy lag between actor and learner
+    "value_loss",           # 0.5 mean squared error of the value against its target
+    "explained_variance",   # 1 - Var(target - value) / Var(target)
+    "grad_norm",            # global gradient norm before clipping
+    "learning_rate",
+    "update_ratio",         # ||delta theta|| / ||theta|| of one optimizer step
+]
+# ...then one dead_relu_<i>_<layer> column per ReLU layer of the network (the agent's
+# relu_columns): the share of its units that are zero on every row of the batch.
 EPISODE_COLUMNS = ["wall_time", "env_frames", "actor", "env_id", "episode_return",
                    "episode_length"]
 
@@ -64,11 +79,12 @@ def _fmt(v):
 
 
 class MetricsWriter:
-    def __init__(self, run_dir: str | Path, tensorboard: bool = True):
+    def __init__(self, run_dir: str | Path, tensorboard: bool = True,
+                 relu_columns: list[str] = ()):
         self.run_dir = Path(run_dir)
         self.run_dir.mkdir(parents=True, exist_ok=True)
-        self._mf, self._mw, self._metric_columns = _open_csv(self.run_dir / "metrics.csv",
-                                                             METRICS_COLUMNS)
+        self._mf, self._mw, self._metric_columns = _open_csv(
+            self.run_dir / "metrics.csv", METRICS_COLUMNS + LEARNING_COLUMNS + list(relu_columns))
         self._ef, self._ew, _ = _open_csv(self.run_dir / "episodes.csv", EPISODE_COLUMNS)
         self._tb = None
         if tensorboard:
@@ -76,12 +92,14 @@ class MetricsWriter:
             self._tb = tf.summary.create_file_writer(str(self.run_dir / "tb"))
 
     def write_metrics(self, row: dict) -> None:
+        """One metrics row; flushes the episodes written before it too, so both files are
+        complete up to this row (a checkpoint follows a row, never precedes its episodes)."""
         self._mw.writerow([_fmt(row.get(c)) for c in self._metric_columns])
-        self._mf.flush()
+        self.flush()
         if self._tb is not None:
             import tensorflow as tf
             with self._tb.as_default(step=int(row["env_frames"])):
-                for c in METRICS_COLUMNS[3:]:
+                for c in self._metric_columns[3:]:
                     v = row.get(c)
                     if v is not None and not (isinstance(v, float) and math.isnan(v)):
                         tf.summary.scalar(c, float(v))

@@ -95,6 +95,7 @@ class _Interval:
             "inference_ms": (float(sample["inference_ms"].mean()) if sample["inference_ms"].size
                              else None),
         }
+        row.update({k: v for k, v in sample["train"].items() if k not in row})
         self.t, self.env_steps, self.trained = now, env_steps, trained
         return row
 
@@ -167,7 +168,7 @@ def train(config: Config, resume_dir: str | None = None) -> dict:
     except BaseException:
         launcher.stop()
         raise
-    writer = MetricsWriter(run_dir)
+    writer = MetricsWriter(run_dir, relu_columns=core.agent.relu_columns)
     stop = threading.Event()
     stopped_by = {"reason": "budget"}
 
@@ -187,15 +188,31 @@ def train(config: Config, resume_dir: str | None = None) -> dict:
     progress = _Progress(config, core.stats.env_steps * fps_unit)
     recent_returns: list[float] = []
     last_log = last_ckpt = start
+    logged = None  # the counters of the last metrics row
     summary: dict = {}
     error: BaseException | None = None
 
-    def save_checkpoint():
-        s = core.stats
-        checkpoint.save(run_dir, core.agent.checkpoint_state(), {
-            "env_steps": s.env_steps, "learner_steps": s.learner_steps,
-            "env_steps_trained": s.env_steps_trained, "episodes_total": s.episodes_total,
-            "wall_time": wall_offset + time.monotonic() - start})
+    def log_interval(now) -> dict:
+        """Write the interval's episodes and metrics row; returns the counters it logged."""
+        sample = core.stats.take_interval()
+        wall = wall_offset + now - start
+        frames = sample["env_steps"] * fps_unit
+        for env_id, actor, ret, length in sample["episodes"]:
+            writer.write_episode(wall, frames, actor, env_id, ret, length)
+            recent_returns.append(ret)
+        del recent_returns[:-100]
+        row = interval.row(sample, core, service, wall)
+        writer.write_metrics(row)
+        progress.update(row, recent_returns)
+        return {"env_steps": sample["env_steps"], "learner_steps": sample["learner_steps"],
+                "env_steps_trained": sample["env_steps_trained"],
+                "episodes_total": sample["episodes_total"], "wall_time": wall}
+
+    def save_checkpoint(logged: dict):
+        """A checkpoint of the counters of the row just logged: a resume never counts a
+        frame whose episode is missing from episodes.csv (the agent may be a few steps
+        newer than the counters, which only means a few frames counted twice)."""
+        checkpoint.save(run_dir, core.agent.checkpoint_state(), logged)
 
     try:
         launcher.start(address, config.actors)
@@ -213,22 +230,15 @@ def train(config: Config, resume_dir: str | None = None) -> dict:
             launcher.check()
             done = (config.frames and frames >= config.frames) or \
                 (config.seconds and now - start >= config.seconds)
-            if now - last_log >= config.log_interval_s or done:
-                sample = core.stats.take_interval()
-                wall = wall_offset + now - start
-                for env_id, actor, ret, length in sample["episodes"]:
-                    writer.write_episode(wall, frames, actor, env_id, ret, length)
-                    recent_returns.append(ret)
-                del recent_returns[:-100]
-                row = interval.row(sample, core, service, wall)
-                writer.write_metrics(row)
-                progress.update(row, recent_returns)
+            checkpoint_due = now - last_ckpt >= config.checkpoint_interval_s
+            if now - last_log >= config.log_interval_s or done or checkpoint_due:
+                logged = log_interval(now)
                 last_log = now
+                if checkpoint_due:
+                    save_checkpoint(logged)
+                    last_ckpt = now
             else:
                 progress.tick(frames)
-            if now - last_ckpt >= config.checkpoint_interval_s:
-                save_checkpoint()
-                last_ckpt = now
             if done:
                 break
     except BaseException as e:  # stop cleanly, then re-raise
@@ -242,7 +252,9 @@ def train(config: Config, resume_dir: str | None = None) -> dict:
         if path and os.path.exists(path):
             os.unlink(path)
         if error is None:
-            save_checkpoint()
+            if logged is None or core.stats.env_steps != logged["env_steps"]:
+                logged = log_interval(time.monotonic())  # what ran since the last row
+            save_checkpoint(logged)
         writer.close()
         progress.close()
         for sig, h in old_handlers.items():

@@ -20,7 +20,8 @@ class RunStats:
         self._latencies_ms: list[float] = []
         self._pull_ms: list[float] = []
         self._inference_ms: list[float] = []
-        self._last_train: dict = {}
+        self._train_sums: dict[str, float] = {}
+        self._train_count = 0
 
     def add_env_steps(self, n: int) -> None:
         with self._lock:
@@ -47,7 +48,9 @@ class RunStats:
         with self._lock:
             self.learner_steps += 1
             self.env_steps_trained += int(metrics.get("env_steps_trained", 0))
-            self._last_train = metrics
+            for k, v in metrics.items():
+                self._train_sums[k] = self._train_sums.get(k, 0.0) + float(v)
+            self._train_count += 1
 
     def take_interval(self) -> dict:
         """Everything sampled since the last call, plus current totals."""
@@ -56,11 +59,14 @@ class RunStats:
                 "env_steps": self.env_steps,
                 "learner_steps": self.learner_steps,
                 "env_steps_trained": self.env_steps_trained,
+                "episodes_total": self.episodes_total,
                 "episodes": self._episodes,
                 "latencies_ms": np.asarray(self._latencies_ms, np.float64),
                 "pull_ms": np.asarray(self._pull_ms, np.float64),
                 "inference_ms": np.asarray(self._inference_ms, np.float64),
-                "train": dict(self._last_train),
+                # Each train metric's mean over the interval's steps ({} if none ran).
+                "train": {k: v / self._train_count for k, v in self._train_sums.items()},
             }
             self._episodes, self._latencies_ms, self._pull_ms, self._inference_ms = [], [], [], []
+            self._train_sums, self._train_count = {}, 0
         return out
