@@ -64,6 +64,7 @@ class Config:
     # R2D2.
     replay_capacity: int = 10_000  # unrolls (sequences)
     replay_min_size: int = 100  # sequences before training starts
+    replay_ratio: float = 0.0  # sequences trained per sequence inserted, at most; 0 = no limit
     burn_in: int = 0
     n_steps: int = 5
     target_update_period: int = 100  # learner steps
@@ -140,6 +141,8 @@ class Config:
                 f"inference batch size {self.inference_batch_size} is smaller than one actor "
                 f"request ({group} envs: {self.envs_per_actor} envs in "
                 f"{self.effective_actor_splits()} splits)")
+        if not self.replay_ratio >= 0:
+            raise ConfigError(f"replay_ratio must be >= 0 (0: no limit), got {self.replay_ratio}")
         if self.eval_envs >= self.num_envs:
             raise ConfigError(f"eval_envs {self.eval_envs} leaves no env to train on")
         self._validate_optimizer()

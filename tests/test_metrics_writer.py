@@ -28,8 +28,23 @@ def test_episodes_are_on_disk_once_the_next_metrics_row_is(tmp_path):
     w.write_metrics({"wall_time": 1.0, "env_steps": 10, "env_frames": 40})
     # Read while the writer is still open, as a live notebook or a SIGKILL would find it.
     episodes = _rows(tmp_path / "episodes.csv")
-    assert episodes[1] == ["1", "40", "0", "3", "-21", "800"]
+    assert episodes[1] == ["1", "40", "0", "3", "-21", "800", "0"]
     w.close()
+
+
+def test_evaluation_episodes_are_marked_and_an_old_episodes_file_keeps_its_columns(tmp_path):
+    w = MetricsWriter(tmp_path / "new", tensorboard=False)
+    w.write_episode(1.0, 40, 0, 7, 5.0, 900, evaluation=True)
+    w.close()
+    assert _rows(tmp_path / "new" / "episodes.csv")[1][-1] == "1"
+    old = ["wall_time", "env_frames", "actor", "env_id", "episode_return", "episode_length"]
+    (tmp_path / "old").mkdir()
+    with open(tmp_path / "old" / "episodes.csv", "w", newline="") as f:
+        csv.writer(f).writerow(old)
+    w = MetricsWriter(tmp_path / "old", tensorboard=False)
+    w.write_episode(2.0, 80, 1, 2, -3.0, 700, evaluation=True)
+    w.close()
+    assert _rows(tmp_path / "old" / "episodes.csv") == [old, ["2", "80", "1", "2", "-3", "700"]]
 
 
 def test_resumed_run_keeps_the_header_it_started_with(tmp_path):

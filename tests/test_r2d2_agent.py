@@ -280,6 +280,30 @@ def test_train_step_waits_for_min_size_and_stops_on_close():
     assert agent.train_step(closed) is None
 
 
+def test_replay_ratio_holds_training_back_until_enough_is_inserted():
+    # batch 8, ratio 2: the first batch needs 4 sequences inserted, the second 8.
+    agent = R2D2Agent(make_config(replay_min_size=1, replay_ratio=2.0), OBS_SPACE, ACT_SPACE)
+    assert agent.unroll_overlap == 2  # burn_in 1 + the shared last step
+    buffer = agent.new_buffer()
+    rng = np.random.default_rng(2)
+    for _ in range(4):
+        buffer.put(random_unroll(rng, 4))
+    first = agent.train_step(buffer)
+    assert first["replay_ratio"] == pytest.approx(8 / 4)
+    result = {}
+    thread = threading.Thread(target=lambda: result.setdefault("m", agent.train_step(buffer)))
+    thread.start()
+    time.sleep(0.3)
+    assert thread.is_alive()  # 16 trained would be 4 per inserted: waits
+    for _ in range(4):
+        buffer.put(random_unroll(rng, 4))
+    thread.join(30)
+    assert not thread.is_alive() and result["m"]["replay_ratio"] == pytest.approx(16 / 8)
+    for key in ("value_loss", "explained_variance", "update_ratio", *agent.relu_columns):
+        assert np.isfinite(result["m"][key]), key
+    buffer.close()
+
+
 def test_learning_rate_decays_linearly_only_when_asked():
     agent = R2D2Agent(make_config(learning_rate=1e-3, lr_decay_to_zero=True), OBS_SPACE, ACT_SPACE)
     agent.set_progress(0.25)

@@ -31,7 +31,8 @@ def seed_cli(*args, timeout=300, check=True):
 
 
 def frames_to_threshold(run_dir: Path, threshold=0.8, window=100):
-    rows = list(csv.DictReader((run_dir / "episodes.csv").open()))
+    rows = [r for r in csv.DictReader((run_dir / "episodes.csv").open())
+            if r.get("evaluation", "0") != "1"]  # training envs only
     returns = np.array([float(r["episode_return"]) for r in rows])
     frames = np.array([int(r["env_frames"]) for r in rows])
     for i in range(window, len(returns) + 1):
@@ -97,12 +98,21 @@ def test_r2d2_learns_catch_to_0_8(tmp_path):
     seed_cli("train", "--env", "toy:catch", "--arch", "seed", "--agent", "r2d2", "--actors", "2",
              "--envs-per-actor", "4", "--frames", "100000", "--logdir", str(run_dir),
              "--no-progress", "--set", "burn_in=2", "--set", "n_steps=3",
-             "--set", 'network_kwargs={"lstm_size": 32}', "--set", "log_interval_s=2")
+             "--set", 'network_kwargs={"lstm_size": 32}', "--set", "log_interval_s=2",
+             "--set", "eval_envs=1")
     reached = frames_to_threshold(run_dir)
     summary = json.loads((run_dir / "summary.json").read_text())
     print(f"\nr2d2: mean return >= 0.8 (last 100 episodes) at {reached} frames; "
-          f"{summary['env_frames']} frames, {summary['fps']:.0f} frames/s")
+          f"{summary['env_frames']} frames, {summary['fps']:.0f} frames/s; eval envs "
+          f"{summary['mean_eval_return_last_100']}")
     assert reached is not None and reached <= 100_000, f"never reached 0.8: {summary}"
+    # The eval env (the last id) is logged apart: its own episodes, its own metrics column.
+    episodes = list(csv.DictReader((run_dir / "episodes.csv").open()))
+    assert {e["env_id"] for e in episodes if e["evaluation"] == "1"} == {"7"}
+    assert {e["evaluation"] for e in episodes if e["env_id"] != "7"} == {"0"}
+    metrics = list(csv.DictReader((run_dir / "metrics.csv").open()))
+    assert any(r["eval_return"] for r in metrics) and summary["mean_eval_return_last_100"] >= 0.8
+    assert all(float(r["replay_ratio"]) > 0 for r in metrics if r["replay_ratio"])
 
 
 @pytest.mark.parametrize("arch", ["seed", "impala"])

@@ -10,6 +10,11 @@ An agent owns a network (:mod:`seed.networks.base`) and its optimizer, and offer
     parameters() -> list[tf.Variable]    # what IMPALA actors pull, what checkpoints save
     checkpoint_state() -> dict[str, np.ndarray];  restore_state(dict)
     unroll_length: int          # T: an unroll holds T + 1 steps
+    unroll_overlap: int         # steps an unroll shares with the next one (1, or R2D2's
+                                # burn_in + 1, so every transition gets a loss)
+    is_eval_env(env_id) -> bool # an env that only evaluates: its episodes are logged apart
+                                # and its steps never reach an unroll
+    relu_columns: list[str]     # the dead_relu_* diagnostics its train_step reports
 
 ``infer`` is one batched policy step (SEED runs it on the learner for a batch
 of envs from many actors; IMPALA runs it on each actor for its own envs). Its

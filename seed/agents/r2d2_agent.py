@@ -51,6 +51,9 @@ class R2D2Agent:
             raise ValueError("target_update_period must be >= 1")
         self.config = config
         self.unroll_length = int(config.unroll_length)
+        # Sequences overlap by the burn-in (+ the shared last step), so the transitions a
+        # burn-in only replays get their loss in the previous sequence, as upstream.
+        self.unroll_overlap = int(config.burn_in) + 1
         self.num_actions = int(action_space.n)
         self.num_envs = int(config.num_envs)
         self.num_training_envs = self.num_envs - int(config.eval_envs)
@@ -81,6 +84,7 @@ class R2D2Agent:
         self._action_rng = tf.random.Generator.from_seed(config.seed + 1)
         self._epsilon_table = tf.constant(self.epsilons)
         self.train_steps = 0
+        self._sequences_trained = 0  # since this process started (the replay is not saved)
 
         state_spec = tf.nest.map_structure(
             lambda s: tf.TensorSpec([None] + list(s.shape[1:]), s.dtype),
@@ -167,13 +171,14 @@ class R2D2Agent:
     def train_step(self, buffer):
         """One learner step on a prioritized sample; None once the buffer is closed."""
         config = self.config
-        while len(buffer) < max(config.replay_min_size, 1):
+        while len(buffer) < max(config.replay_min_size, 1) or self._ahead_of_replay_ratio(buffer):
             if buffer.closed:
                 return None
             time.sleep(WAIT_POLL_S)
         if buffer.closed:
             return None
         indices, unrolls, weights = buffer.sample(config.batch_size, self._rng)
+        self._sequences_trained += len(unrolls)
         for u in unrolls:
             if u.length != self.unroll_length + 1:
                 raise ValueError(f"replayed unroll has {u.length} steps; this agent learns on "
@@ -194,9 +199,18 @@ class R2D2Agent:
             "env_steps_trained": float((self.unroll_length - config.burn_in) * len(unrolls)),
             "mean_priority": float(np.mean(priorities)),
             "mean_importance_weight": float(np.mean(weights)),
+            # Sequences trained per sequence inserted, since this process started.
+            "replay_ratio": self._sequences_trained / max(buffer.num_inserted, 1),
             "replay_size": float(len(buffer)),
             "learning_rate": float(self.optimizer.learning_rate.numpy()),
         }
+
+    def _ahead_of_replay_ratio(self, buffer) -> bool:
+        """With ``config.replay_ratio`` > 0: would the next batch train more sequences per
+        sequence inserted than that? (0: train as fast as the learner can, as upstream.)"""
+        ratio = self.config.replay_ratio
+        return ratio > 0 and (self._sequences_trained + self.config.batch_size
+                              > ratio * buffer.num_inserted)
 
     def _train_graph(self, core_state, prev_action, env_output, action, weights):
         config = self.config

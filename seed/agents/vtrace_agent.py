@@ -42,6 +42,7 @@ class VTraceAgent:
         self.config = config
         self.num_actions = int(action_space.n)
         self.unroll_length = int(config.unroll_length)
+        self.unroll_overlap = 1  # the last step of an unroll bootstraps and starts the next
         self.network = make_network(config.network, self.num_actions, observation_space,
                                     head="actor_critic", **config.network_kwargs)
         self.optimizer = make_optimizer(config)
@@ -86,6 +87,11 @@ class VTraceAgent:
         seed = self._rng.make_seeds(1)[:, 0]
         action = tf.random.stateless_categorical(logits, 1, seed, dtype=tf.int32)[:, 0]
         return action, logits, outputs["baseline"], new_state
+
+    def is_eval_env(self, env_id) -> bool:
+        """Every env acts with the policy and is trained on."""
+        del env_id
+        return False
 
     def infer(self, env_ids, prev_action, env_output, core_state):
         """One batched policy step; ``env_ids`` are not used by this agent."""

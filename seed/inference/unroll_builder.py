@@ -1,8 +1,11 @@
 """Assembly of per-env unrolls from the steps inference sees.
 
 An unroll holds ``T + 1`` consecutive steps of one env; when one completes,
-the next starts with its last step (consecutive unrolls overlap by one step,
-so the last step bootstraps). ``reset(env_id)`` drops a half-built unroll, so
+the next starts with its last ``overlap`` steps. The default, one step, lets
+the last step bootstrap (V-trace). R2D2 overlaps by ``burn_in + 1``: the
+first ``burn_in`` steps of a sequence only warm up the recurrent state, so
+without that overlap their transitions would never get a loss (upstream SEED's
+R2D2 overlaps its sequences by the burn-in the same way). ``reset(env_id)`` drops a half-built unroll, so
 an env whose actor reconnected never mixes steps of two runs.
 """
 
@@ -14,8 +17,11 @@ from seed.types import EnvOutput, Unroll
 
 
 class UnrollBuilder:
-    def __init__(self, num_envs: int, unroll_length: int):
+    def __init__(self, num_envs: int, unroll_length: int, overlap: int = 1):
         self.length = unroll_length + 1  # T + 1 steps per unroll
+        if not 1 <= overlap <= unroll_length:
+            raise ValueError(f"unroll overlap must be in [1, {unroll_length}], got {overlap}")
+        self.overlap = int(overlap)
         self._steps: list[list] = [[] for _ in range(num_envs)]
         self._first_state: list = [None] * num_envs  # core state before the first step
 
@@ -45,7 +51,7 @@ class UnrollBuilder:
             ),
             agent_output={k: np.stack([s[4][k] for s in steps]) for k in steps[0][4]},
         )
-        last = steps[-1]
-        self._steps[env_id] = [last]
-        self._first_state[env_id] = tuple(np.array(s) for s in last[5])
+        kept = steps[-self.overlap:]
+        self._steps[env_id] = kept
+        self._first_state[env_id] = tuple(np.array(s) for s in kept[0][5])
         return unroll

@@ -31,6 +31,9 @@ METRICS_COLUMNS = [
     "loss",
     "inference_ms",         # mean time of one inference call: a learner batch (SEED), an
                             # actor's local step (IMPALA)
+    "eval_episodes",        # evaluation episodes finished in the interval (R2D2's eval envs:
+    "eval_return",          # greedy, never trained on) and their mean raw return; the two
+                            # columns above count the training envs' episodes only
 ]
 # Learning diagnostics (seed/agents/diagnostics.py): each the mean over the interval's train
 # steps; blank where the agent has no such quantity (R2D2 has no policy entropy or rho).
@@ -43,11 +46,12 @@ LEARNING_COLUMNS = [
     "grad_norm",            # global gradient norm before clipping
     "learning_rate",
     "update_ratio",         # ||delta theta|| / ||theta|| of one optimizer step
+    "replay_ratio",         # R2D2: sequences trained per sequence inserted (cumulative)
 ]
 # ...then one dead_relu_<i>_<layer> column per ReLU layer of the network (the agent's
 # relu_columns): the share of its units that are zero on every row of the batch.
 EPISODE_COLUMNS = ["wall_time", "env_frames", "actor", "env_id", "episode_return",
-                   "episode_length"]
+                   "episode_length", "evaluation"]  # evaluation: 1 for an eval env's episode
 
 
 def _open_csv(path: Path, columns: list[str]):
@@ -85,7 +89,8 @@ class MetricsWriter:
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self._mf, self._mw, self._metric_columns = _open_csv(
             self.run_dir / "metrics.csv", METRICS_COLUMNS + LEARNING_COLUMNS + list(relu_columns))
-        self._ef, self._ew, _ = _open_csv(self.run_dir / "episodes.csv", EPISODE_COLUMNS)
+        self._ef, self._ew, self._episode_columns = _open_csv(self.run_dir / "episodes.csv",
+                                                              EPISODE_COLUMNS)
         self._tb = None
         if tensorboard:
             import tensorflow as tf
@@ -106,9 +111,11 @@ class MetricsWriter:
             self._tb.flush()
 
     def write_episode(self, wall_time, env_frames, actor, env_id, episode_return,
-                      episode_length) -> None:
-        self._ew.writerow([_fmt(float(wall_time)), env_frames, actor, env_id,
-                           _fmt(float(episode_return)), episode_length])
+                      episode_length, evaluation: bool = False) -> None:
+        row = {"wall_time": _fmt(float(wall_time)), "env_frames": env_frames, "actor": actor,
+               "env_id": env_id, "episode_return": _fmt(float(episode_return)),
+               "episode_length": episode_length, "evaluation": int(bool(evaluation))}
+        self._ew.writerow([row.get(c, "") for c in self._episode_columns])
 
     def flush(self) -> None:
         self._ef.flush()

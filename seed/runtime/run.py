@@ -74,7 +74,8 @@ class _Interval:
         env_steps, trained = sample["env_steps"], sample["env_steps_trained"]
         lat = sample["latencies_ms"]
         pull = sample["pull_ms"]
-        episodes = sample["episodes"]
+        episodes = [e for e in sample["episodes"] if not e[4]]
+        evaluation = [e for e in sample["episodes"] if e[4]]
         batch = service.take_batch_stats()
         row = {
             "wall_time": wall,
@@ -94,6 +95,8 @@ class _Interval:
             "loss": sample["train"].get("loss"),
             "inference_ms": (float(sample["inference_ms"].mean()) if sample["inference_ms"].size
                              else None),
+            "eval_episodes": len(evaluation),
+            "eval_return": float(np.mean([e[2] for e in evaluation])) if evaluation else None,
         }
         row.update({k: v for k, v in sample["train"].items() if k not in row})
         self.t, self.env_steps, self.trained = now, env_steps, trained
@@ -186,7 +189,8 @@ def train(config: Config, resume_dir: str | None = None) -> dict:
     interval = _Interval(fps_unit, wall_offset, core.stats.env_steps,
                          core.stats.env_steps_trained)
     progress = _Progress(config, core.stats.env_steps * fps_unit)
-    recent_returns: list[float] = []
+    recent_returns: list[float] = []  # training envs' last 100 episodes
+    recent_eval: list[float] = []  # evaluation envs' last 100 episodes
     last_log = last_ckpt = start
     logged = None  # the counters of the last metrics row
     summary: dict = {}
@@ -197,10 +201,10 @@ def train(config: Config, resume_dir: str | None = None) -> dict:
         sample = core.stats.take_interval()
         wall = wall_offset + now - start
         frames = sample["env_steps"] * fps_unit
-        for env_id, actor, ret, length in sample["episodes"]:
-            writer.write_episode(wall, frames, actor, env_id, ret, length)
-            recent_returns.append(ret)
-        del recent_returns[:-100]
+        for env_id, actor, ret, length, evaluation in sample["episodes"]:
+            writer.write_episode(wall, frames, actor, env_id, ret, length, evaluation)
+            (recent_eval if evaluation else recent_returns).append(ret)
+        del recent_returns[:-100], recent_eval[:-100]
         row = interval.row(sample, core, service, wall)
         writer.write_metrics(row)
         progress.update(row, recent_returns)
@@ -270,6 +274,8 @@ def train(config: Config, resume_dir: str | None = None) -> dict:
                    / max(elapsed, 1e-9),
             "mean_return_last_100": (float(np.mean(recent_returns)) if recent_returns
                                      else None),
+            "mean_eval_return_last_100": (float(np.mean(recent_eval)) if recent_eval
+                                          else None),
             "stopped_by": stopped_by["reason"] if error is None else repr(error),
         }
         (run_dir / "summary.json").write_text(json.dumps(summary, indent=2))

@@ -16,7 +16,9 @@ class RunStats:
         self.env_steps_trained = 0
         self.episodes_total = 0
         # Per-interval samples, drained by take_interval().
-        self._episodes: list[tuple[int, int, float, int]] = []  # (env_id, actor, return, length)
+        # (env_id, actor, return, length, evaluation): evaluation episodes come from envs that
+        # act greedily and are never trained on (R2D2's eval envs).
+        self._episodes: list[tuple[int, int, float, int, bool]] = []
         self._latencies_ms: list[float] = []
         self._pull_ms: list[float] = []
         self._inference_ms: list[float] = []
@@ -27,9 +29,11 @@ class RunStats:
         with self._lock:
             self.env_steps += n
 
-    def add_episode(self, env_id: int, actor: int, episode_return: float, length: int) -> None:
+    def add_episode(self, env_id: int, actor: int, episode_return: float, length: int,
+                    evaluation: bool = False) -> None:
         with self._lock:
-            self._episodes.append((env_id, actor, float(episode_return), int(length)))
+            self._episodes.append((env_id, actor, float(episode_return), int(length),
+                                   bool(evaluation)))
             self.episodes_total += 1
 
     def add_latency(self, ms: float) -> None:

@@ -84,7 +84,7 @@ def _act(stub, task, actor_envs: ActorEnvs, policy: LocalPolicy, steps, max_step
     run_id = uuid.uuid4().hex
     env_ids = np.asarray(actor_envs.env_ids, np.int64)
     k = len(env_ids)
-    builder = UnrollBuilder(k, agent.unroll_length)
+    builder = UnrollBuilder(k, agent.unroll_length, agent.unroll_overlap)
     pull_ms = policy.pull(stub)
     core_state = agent.initial_state(k)
     prev_action = np.zeros(k, np.int32)

@@ -43,8 +43,9 @@ class SeedLearnerService(pb2_grpc.LearnerServicer):
         self._obs_dtype = np.dtype(obs.dtype).name
         self._obs_shape = tuple(obs.shape)
         self.store = RecurrentStateStore(self.num_envs, core.agent.initial_state)
-        self.builder = UnrollBuilder(self.num_envs, core.agent.unroll_length)
-        self._is_eval_env = getattr(core.agent, "is_eval_env", lambda env_id: False)
+        self.builder = UnrollBuilder(self.num_envs, core.agent.unroll_length,
+                                     core.agent.unroll_overlap)
+        self._is_eval_env = core.agent.is_eval_env
         self._step = None  # the batch just inferred, for _after
         self.batcher = InferenceBatcher(self._infer, config.effective_inference_batch_size(),
                                         config.inference_timeout_ms / 1000.0, after=self._after)
@@ -74,7 +75,7 @@ class SeedLearnerService(pb2_grpc.LearnerServicer):
                 stats.add_latency(request.last_round_trip_ms)
             for ep in request.episodes:
                 stats.add_episode(ep.env_id, request.actor_id, ep.episode_return,
-                                  ep.episode_length)
+                                  ep.episode_length, self._is_eval_env(ep.env_id))
             try:
                 actions = self.batcher(step, len(step.env_ids))
             except BatcherClosed:
