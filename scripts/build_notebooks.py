@@ -321,22 +321,31 @@ for r in runs:
     if ep.empty:
         print(f"{r.label}: no finished episodes yet, left out of the reward plots")
         continue
-    window = max(1, min(ROLLING, len(ep) // 10))
-    curves[r.label] = (r, window, R.rolling_returns(ep, window))
-    print(f"{r.label}: {len(ep)} episodes, rolling window {window}, "
-          f"last return (rolling) {curves[r.label][2]['return_rolling'].iloc[-1]:.3f}")
+    train_ep, eval_ep = R.training_episodes(ep), R.evaluation_episodes(ep)
+    window = max(1, min(ROLLING, len(train_ep) // 10))
+    rolled_eval = (R.rolling_returns(eval_ep, max(1, min(ROLLING, len(eval_ep) // 10)))
+                   if len(eval_ep) else None)
+    curves[r.label] = (r, window, R.rolling_returns(train_ep, window), rolled_eval)
+    print(f"{r.label}: {len(train_ep)} episodes, rolling window {window}, "
+          f"last return (rolling) {curves[r.label][2]['return_rolling'].iloc[-1]:.3f}"
+          + (f"; {len(eval_ep)} evaluation episodes, last (rolling) "
+             f"{rolled_eval['return_rolling'].iloc[-1]:.3f}" if len(eval_ep) else ""))
 '''
 
 REWARD_PLOTS = '''\
 def plot_axis(ax, members, xcol, xlabel):
-    for arch in sorted({r.architecture for r, _, _ in members}):
-        mine = [(r, w, c) for r, w, c in members if r.architecture == arch]
+    for arch in sorted({r.architecture for r, _, _, _ in members}):
+        mine = [(r, w, c) for r, w, c, _ in members if r.architecture == arch]
         color = COLORS.get(arch)
         for r, w, c in mine:
             x, y = R.return_curve(c, xcol)
             ax.plot(x, y, color=color, lw=0.8, marker="." if len(x) < 30 else None,
                     alpha=0.35 if len(mine) > 1 else 0.9,
                     label=None if len(mine) > 1 else f"{arch} (1 run)")
+        for r, _, _, ev in members:  # evaluation envs (greedy, never trained on), dashed
+            if r.architecture == arch and ev is not None:
+                x, y = R.return_curve(ev, xcol)
+                ax.plot(x, y, color=color, lw=0.8, ls="--", label=f"{arch} eval envs")
         if len(mine) > 1:
             agg = R.mean_curve([R.return_curve(c, xcol) for _, _, c in mine])
             if len(agg):
@@ -351,14 +360,15 @@ def plot_axis(ax, members, xcol, xlabel):
     ax.legend(fontsize=8)
 
 
-benches = sorted({r.benchmark for r, _, _ in curves.values()})
+benches = sorted({r.benchmark for r, _, _, _ in curves.values()})
 if not benches:
     print("no run has finished episodes: no reward plots")
 for b in benches:
     members = [v for v in curves.values() if v[0].benchmark == b]
-    windows = sorted({w for _, w, _ in members})
+    windows = sorted({w for _, w, _, _ in members})
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(12, 4))
-    plot_axis(a1, members, "env_frames", frames_label([r.frames_per_step for r, _, _ in members]))
+    plot_axis(a1, members, "env_frames",
+              frames_label([r.frames_per_step for r, _, _, _ in members]))
     plot_axis(a2, members, "wall_time", "wall time (s)")
     a1.set_title(f"{b}: return against env frames", fontsize=9)
     a2.set_title(f"{b}: return against wall time", fontsize=9)
@@ -368,12 +378,27 @@ for b in benches:
     save(fig, f"reward_{safe(b)}.png")
 '''
 
+DIAGNOSTICS = '''\
+# Learning diagnostics per benchmark (seed/learning_plots.py): does the policy move, how stale
+# are the actors, does the value learn, does the torso still see its input?
+from seed import learning_plots
+
+for b in benches:
+    members = [v[0] for v in curves.values() if v[0].benchmark == b]
+    fig = learning_plots.diagnostics_figure(members, f"{b}: learning diagnostics")
+    if fig is None:
+        print(f"{b}: no run logged learning diagnostics (runs from before they existed)")
+        continue
+    save(fig, f"diagnostics_{safe(b)}.png")
+'''
+
 FINAL_TABLE = '''\
 # Final return per benchmark x architecture: mean of each run's last 100 episodes, over runs.
 if len(table):
     final = (table.dropna(subset=["final_return"]).groupby(["benchmark", "arch"])
              .agg(runs=("final_return", "count"), mean=("final_return", "mean"),
-                  std=("final_return", "std"), env_frames=("env_frames", "mean"))
+                  std=("final_return", "std"), eval_mean=("final_eval_return", "mean"),
+                  env_frames=("env_frames", "mean"))
              .reset_index())
     print(final.to_string(index=False))
 '''
@@ -389,7 +414,8 @@ def throughput() -> nbformat.NotebookNode:
 def reward_curves() -> nbformat.NotebookNode:
     return _notebook([new_markdown_cell(REWARD_INTRO), new_code_cell(SETUP),
                       new_code_cell(LOAD_RUNS), new_code_cell(LOAD_EPISODES),
-                      new_code_cell(REWARD_PLOTS), new_code_cell(FINAL_TABLE),
+                      new_code_cell(REWARD_PLOTS), new_code_cell(DIAGNOSTICS),
+                      new_code_cell(FINAL_TABLE),
                       new_code_cell(SUMMARY)])
 
 

@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from seed.metrics.writer import EPISODE_COLUMNS, METRICS_COLUMNS
+from seed.metrics.writer import EPISODE_COLUMNS, LEARNING_COLUMNS, METRICS_COLUMNS
 
 CONFIG = "config.json"
 METRICS = "metrics.csv"
@@ -170,8 +170,8 @@ def _read_csv(path: Path, required: list[str], optional: list[str], error,
 
 
 def read_metrics(path) -> pd.DataFrame:
-    return _read_csv(Path(path), REQUIRED_METRICS, METRICS_COLUMNS, RunDirError,
-                     allow_no_rows=False)
+    return _read_csv(Path(path), REQUIRED_METRICS, METRICS_COLUMNS + LEARNING_COLUMNS,
+                     RunDirError, allow_no_rows=False)
 
 
 def read_episodes(path) -> pd.DataFrame:
@@ -265,12 +265,49 @@ def runs_table(runs: list[Run]) -> pd.DataFrame:
             "env_frames": int(m["env_frames"].max()), "wall_s": float(m["wall_time"].max()),
             "episodes": len(r.episodes),
             "steady_fps": steady_fps(m, bool(r.config.get("train", True))),
-            "final_return": (float(r.episodes["episode_return"].tail(100).mean())
-                             if len(r.episodes) else float("nan")),
+            "final_return": final_return(training_episodes(r.episodes)),
+            "final_eval_return": final_return(evaluation_episodes(r.episodes)),
         })
     return pd.DataFrame(rows, columns=["benchmark", "arch", "run", "seed", "env",
                                        "frames_per_step", "env_frames", "wall_s",
-                                       "episodes", "steady_fps", "final_return"])
+                                       "episodes", "steady_fps", "final_return",
+                                       "final_eval_return"])
+
+
+def final_return(episodes: pd.DataFrame, window: int = 100) -> float:
+    """Mean return of the last ``window`` episodes (by frames); NaN without episodes."""
+    if not len(episodes):
+        return float("nan")
+    ordered = episodes.sort_values(["env_frames", "wall_time"], kind="stable")
+    return float(ordered["episode_return"].tail(window).mean())
+
+
+def training_episodes(episodes: pd.DataFrame) -> pd.DataFrame:
+    """The episodes of envs that act with the training policy (``evaluation`` not 1; a run
+    written before the column existed has only those)."""
+    return episodes[episodes["evaluation"].fillna(0) != 1]
+
+
+def evaluation_episodes(episodes: pd.DataFrame) -> pd.DataFrame:
+    """The episodes of evaluation envs (R2D2's greedy envs that are never trained on)."""
+    return episodes[episodes["evaluation"].fillna(0) == 1]
+
+
+def first_reaching(episodes: pd.DataFrame, threshold: float, window: int = 100) -> dict | None:
+    """Where the mean return of ``window`` consecutive episodes first reaches ``threshold``.
+
+    Episodes in frame order; returns ``{"env_frames", "wall_time", "episodes"}`` of the
+    episode that completed the window (frames and wall time as logged with it), or None
+    if no window of ``window`` episodes reaches it.
+    """
+    ordered = episodes.sort_values(["env_frames", "wall_time"], kind="stable")
+    means = ordered["episode_return"].rolling(window).mean().to_numpy()
+    hits = np.flatnonzero(means >= threshold)
+    if not hits.size:
+        return None
+    i = int(hits[0])
+    return {"env_frames": int(ordered["env_frames"].iloc[i]),
+            "wall_time": float(ordered["wall_time"].iloc[i]), "episodes": i + 1}
 
 
 # --------------------------------------------------------------------------- computations

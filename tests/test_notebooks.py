@@ -50,7 +50,7 @@ def test_notebooks_plot_a_full_tree_and_report_skipped_runs(tmp_path):
     names = {p.name for p in pngs}
     assert {"throughput_runs.png", "fps_over_time.png", "compare_fps.png",
             "roofline_fraction.png", "sweep_toy_catch_compare_sweep.png",
-            f"reward_{BENCH}.png"} <= names
+            f"reward_{BENCH}.png", f"diagnostics_{BENCH}.png"} <= names
     assert all(p.stat().st_size > 5000 for p in pngs)
     for name in ("throughput.ipynb", "reward_curves.ipynb"):
         text, errors = _outputs(plots / name)

@@ -12,10 +12,11 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from seed import results as R
-from seed.metrics.writer import EPISODE_COLUMNS, METRICS_COLUMNS
+from seed.metrics.writer import EPISODE_COLUMNS, LEARNING_COLUMNS, METRICS_COLUMNS
 
 BENCH = "toy_catch"
 
@@ -30,8 +31,13 @@ def _write_csv(path: Path, columns, rows):
 
 def make_run(run_dir: Path, arch: str, seed: int, fps: float, intervals: int = 8,
              episodes_per_interval: int = 6, frames_per_step: int = 1, env="toy:catch",
-             benchmark=BENCH) -> Path:
-    """A fake but well-formed run directory: config.json, metrics.csv, episodes.csv."""
+             benchmark=BENCH, diagnostics: bool = True, eval_env: int | None = None) -> Path:
+    """A fake but well-formed run directory: config.json, metrics.csv, episodes.csv.
+
+    ``diagnostics``: metrics carry the learning columns and two dead-ReLU columns (False:
+    a run written before they existed). ``eval_env``: that env id's episodes are
+    evaluation episodes, with return 1.0.
+    """
     run_dir.mkdir(parents=True)
     config = {"env": env, "arch": arch, "agent": "vtrace", "network": "mlp",
               "network_kwargs": {}, "benchmark": benchmark, "actors": 2, "envs_per_actor": 4,
@@ -53,11 +59,20 @@ def make_run(run_dir: Path, arch: str, seed: int, fps: float, intervals: int = 8
                         "inference_batch_size": 8, "queue_fill": 0.5,
                         "episodes": len(rets), "episode_return": float(np.mean(rets)),
                         "latency_p50_ms": 1.0, "latency_p99_ms": 3.0, "loss": 0.1})
+        if diagnostics and i > 0:
+            metrics[-1].update({"entropy": 1.0 - 0.1 * i, "mean_abs_log_rho": 0.01,
+                                "explained_variance": 0.1 * i, "update_ratio": 1e-3,
+                                "grad_norm": 0.5, "learning_rate": 1e-3,
+                                "dead_relu_0_torso_0": 0.05, "dead_relu_1_torso_1": 0.1})
         for k, ret in enumerate(rets):
+            evaluation = k == eval_env
             episodes.append({"wall_time": wall, "env_frames": frames, "actor": k % 2,
-                             "env_id": k, "episode_return": round(float(ret), 4),
-                             "episode_length": 9})
-    _write_csv(run_dir / "metrics.csv", METRICS_COLUMNS, metrics)
+                             "env_id": k, "episode_length": 9, "evaluation": int(evaluation),
+                             "episode_return": 1.0 if evaluation else round(float(ret), 4)})
+    columns = METRICS_COLUMNS + (LEARNING_COLUMNS + ["dead_relu_0_torso_0",
+                                                     "dead_relu_1_torso_1"]
+                                 if diagnostics else [])
+    _write_csv(run_dir / "metrics.csv", columns, metrics)
     _write_csv(run_dir / "episodes.csv", EPISODE_COLUMNS, episodes)
     return run_dir
 
@@ -113,7 +128,8 @@ def test_find_and_load_runs(tmp_path):
                                                          ("impala", 0), ("impala", 1)}
     r = R.load_run(root / BENCH / "seed" / "run-1")
     assert r.benchmark == BENCH and r.config["seed"] == 1 and r.frames_per_step == 1
-    assert list(r.metrics.columns) == R.METRICS_COLUMNS  # parameter_pull_ms filled, empty
+    assert list(r.metrics.columns) == (R.METRICS_COLUMNS + LEARNING_COLUMNS
+                                       + ["dead_relu_0_torso_0", "dead_relu_1_torso_1"])
     assert r.metrics["parameter_pull_ms"].isna().all()
     assert len(r.metrics) == 8 and len(r.episodes) == 48
     assert r.metrics["env_frames"].iloc[-1] == 8 * int(420.0 * 5)
@@ -269,3 +285,39 @@ def test_only_training_runs_go_on_reward_curves(tmp_path):
     assert not R.is_training_run(replace(run, config={**run.config, "train": False}))
     for where in ("compare-catch/serve-1/seed-1", "demo/20261203/impala-1"):
         assert not R.is_training_run(replace(run, path=tmp_path / where))
+
+
+def test_training_and_evaluation_episodes_are_told_apart(tmp_path):
+    run = R.load_run(make_run(tmp_path / "r", "seed", 0, 100.0, eval_env=5))
+    train, evaluation = R.training_episodes(run.episodes), R.evaluation_episodes(run.episodes)
+    assert set(evaluation["env_id"]) == {5} and 5 not in set(train["env_id"])
+    assert len(train) + len(evaluation) == len(run.episodes)
+    row = R.runs_table([run]).iloc[0]
+    assert row["final_eval_return"] == 1.0 and row["final_return"] < 1.0
+    # A run from before the evaluation column: every episode is a training one.
+    old = run.episodes.drop(columns=["evaluation"]).assign(evaluation=np.nan)
+    assert len(R.training_episodes(old)) == len(old)
+
+
+def test_first_reaching_a_return_by_hand():
+    ep = pd.DataFrame({"env_frames": [10, 20, 30, 40, 50], "wall_time": [1, 2, 3, 4, 5.0],
+                       "episode_return": [-21, -10, 0, 10, 21.0]})
+    # windows of 2: -15.5, -5, 5, 15.5 -> first >= 5 completes at the 4th episode (frames 40)
+    assert R.first_reaching(ep, 5.0, window=2) == {"env_frames": 40, "wall_time": 4.0,
+                                                    "episodes": 4}
+    assert R.first_reaching(ep, 18.0, window=2) is None
+    assert R.first_reaching(ep, -21.0, window=10) is None  # fewer episodes than the window
+
+
+def test_diagnostics_figure_has_a_panel_per_logged_diagnostic(tmp_path):
+    from seed import learning_plots
+    new = R.load_run(make_run(tmp_path / "new", "seed", 0, 100.0))
+    old = R.load_run(make_run(tmp_path / "old", "impala", 0, 100.0, diagnostics=False))
+    panels = [p[0] for p in learning_plots.available_panels([new, old])]
+    assert panels == ["entropy", "mean_abs_log_rho", "explained_variance", "update_ratio",
+                      "grad_norm", "dead_relu"]
+    fig = learning_plots.diagnostics_figure([new, old], "t")
+    assert len([a for a in fig.axes if a.get_visible()]) == 6
+    dead = [a for a in fig.axes if a.get_title().startswith("dead ReLU")][0]
+    assert len(dead.lines) == 2  # one line per layer of the run that logged them
+    assert learning_plots.diagnostics_figure([old]) is None
