@@ -1,6 +1,6 @@
 """Reading what runs and benchmarks wrote under a results root, for notebooks and tools.
 
-A *run directory* is what ``seed train`` writes (DESIGN.md, "What every run writes"):
+A *run directory* is what ``seed train`` writes (docs/design.md, "What every run writes"):
 ``config.json``, ``metrics.csv``, ``episodes.csv`` (plus ``summary.json``,
 ``checkpoint.npz`` and TensorBoard files, which are optional here). Usually it lies at
 ``results/<benchmark>/<architecture>/<run_id>/``, but any directory holding a

@@ -1,4 +1,4 @@
-"""Writes what DESIGN.md says every run writes, append-only so a resumed run carries on.
+"""Writes what docs/design.md says every run writes, append-only so a resumed run carries on.
 
 * ``metrics.csv``: one row per log interval.
 * ``episodes.csv``: one row per finished episode.
