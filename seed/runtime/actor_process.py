@@ -46,20 +46,24 @@ def install_exit_handlers(parent_pid: int | None) -> None:
 
 
 def fetch_spec(address: str, actor_id: int, wait_s: float = 60.0):
-    """Connect and ask the learner what it expects; retries until ``wait_s``."""
+    """Ask the learner what it expects (retrying until ``wait_s``); returns
+    ``(channel, stub, spec)``, the channel sized by the message limits of the spec."""
     deadline = time.monotonic() + wait_s
     backoff = 0.2
     while True:
         channel, stub = connect(address)
         try:
             spec = stub.GetSpec(pb2.SpecRequest(actor_id=actor_id), timeout=10)
-            return channel, stub, spec
         except grpc.RpcError as e:
-            channel.close()
             if e.code() not in RETRY_CODES or time.monotonic() > deadline:
                 raise
             time.sleep(backoff)
             backoff = min(backoff * 2, 5.0)
+            continue
+        finally:
+            channel.close()
+        channel, stub = connect(address, spec)
+        return channel, stub, spec
 
 
 def spec_config(spec):

@@ -55,6 +55,7 @@ class LearnerCore:
         self._train_thread: threading.Thread | None = None
         self.error: BaseException | None = None  # a learner thread's failure; ends the run
         self.on_train_step = None  # optional callback(metrics) after each step
+        self.message_limits = None  # the service's MessageLimits, announced in the spec
 
     # -- spec --------------------------------------------------------------
     def spec_message(self) -> "pb2.Spec":
@@ -67,6 +68,8 @@ class LearnerCore:
             envs_per_actor=c.envs_per_actor, num_actors=c.actors,
             config_json=json.dumps(c.to_json()),
             frames_per_step=self.env_spec.frames_per_step,
+            max_request_bytes=self.message_limits.max_request if self.message_limits else 0,
+            max_response_bytes=self.message_limits.response if self.message_limits else 0,
         )
 
     # -- buffer ------------------------------------------------------------

@@ -3,6 +3,12 @@
 Addresses: ``unix:/path/to.sock`` (local runs, the default) or ``HOST:PORT``
 (TCP, for actors on other machines). A server binds loopback unless told a
 host explicitly, so a learner is never exposed by accident.
+
+Message limits (:mod:`seed.transport.limits`) are the run's: the server
+receives at most the largest legitimate request of any method and refuses a
+request over its own method's limit with RESOURCE_EXHAUSTED, before parsing
+it. An actor asks for the Spec on a channel that accepts a small reply, then
+sizes its data channel by the limits the Spec carries.
 """
 
 from __future__ import annotations
@@ -14,15 +20,23 @@ from concurrent import futures
 
 import grpc
 
+from seed.transport import limits as limits_lib
+from seed.transport.limits import MessageLimits
 from seed.transport.proto import pb2, pb2_grpc
 
-MAX_MESSAGE_BYTES = 512 * 1024 * 1024  # IMPALA parameter pulls of large networks
+# A server whose servicer states no limits (tests of a bare servicer).
+DEFAULT_LIMITS = MessageLimits(requests={m: 64 * 1024 * 1024 for m in limits_lib.METHODS},
+                               response=64 * 1024 * 1024)
 
-_OPTIONS = [
-    ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
-    ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
-    ("grpc.so_reuseport", 0),
-]
+
+def _size_options(send: int | None, receive: int | None) -> list:
+    """Channel arguments for these limits (None: gRPC's default)."""
+    out = []
+    if send is not None:
+        out.append(("grpc.max_send_message_length", int(send)))
+    if receive is not None:
+        out.append(("grpc.max_receive_message_length", int(receive)))
+    return out
 
 
 def fresh_unix_address() -> str:
@@ -46,17 +60,32 @@ def normalize_server_address(address: str) -> str:
 class Undecodable:
     """Stands in for a request whose bytes did not parse; handlers answer INVALID_ARGUMENT."""
 
+    code = grpc.StatusCode.INVALID_ARGUMENT
+
     def __init__(self, kind: str, error: Exception):
         self.message = f"{kind}: bytes do not parse ({error})"
 
 
-def _tolerant(message_cls):
+class Oversize(Undecodable):
+    """Stands in for a request over its method's size limit; never parsed."""
+
+    code = grpc.StatusCode.RESOURCE_EXHAUSTED
+
+    def __init__(self, method: str, size: int, limit: int):
+        self.message = (f"{method}: a {size}-byte request exceeds this learner's limit of "
+                        f"{limit} bytes for the method (sized from the run's spec)")
+
+
+def _tolerant(message_cls, method: str, limit: int):
     """A deserializer that never raises, so bad bytes reach the handler as Undecodable.
 
     gRPC answers a deserializer exception with INTERNAL; a client that sent
-    garbage should hear INVALID_ARGUMENT, on its own call only.
+    garbage should hear INVALID_ARGUMENT, on its own call only. A request over
+    ``limit`` bytes is not parsed at all.
     """
     def deserialize(data: bytes):
+        if len(data) > limit:
+            return Oversize(method, len(data), limit)
         try:
             return message_cls.FromString(data)
         except Exception as e:  # protobuf DecodeError and friends
@@ -65,32 +94,44 @@ def _tolerant(message_cls):
 
 
 def reject_undecodable(request, context) -> None:
+    """End the call when the request did not parse (INVALID_ARGUMENT) or was over its
+    method's size limit (RESOURCE_EXHAUSTED)."""
     if isinstance(request, Undecodable):
-        context.abort(grpc.StatusCode.INVALID_ARGUMENT, request.message)
+        context.abort(request.code, request.message)
 
 
-def _handlers(servicer) -> grpc.GenericRpcHandler:
-    def unary(fn, req, resp):
+def _handlers(servicer, limits: MessageLimits) -> grpc.GenericRpcHandler:
+    def des(method, req):
+        return _tolerant(req, method, limits.request(method))
+
+    def unary(method, req, resp):
         return grpc.unary_unary_rpc_method_handler(
-            fn, request_deserializer=_tolerant(req), response_serializer=resp.SerializeToString)
+            getattr(servicer, method), request_deserializer=des(method, req),
+            response_serializer=resp.SerializeToString)
 
     return grpc.method_handlers_generic_handler("seedrl.Learner", {
-        "GetSpec": unary(servicer.GetSpec, pb2.SpecRequest, pb2.Spec),
+        "GetSpec": unary("GetSpec", pb2.SpecRequest, pb2.Spec),
         "StreamSteps": grpc.stream_stream_rpc_method_handler(
-            servicer.StreamSteps, request_deserializer=_tolerant(pb2.StepRequest),
+            servicer.StreamSteps, request_deserializer=des("StreamSteps", pb2.StepRequest),
             response_serializer=pb2.StepResponse.SerializeToString),
-        "SendUnroll": unary(servicer.SendUnroll, pb2.UnrollMessage, pb2.UnrollAck),
-        "GetParameters": unary(servicer.GetParameters, pb2.ParametersRequest, pb2.Parameters),
+        "SendUnroll": unary("SendUnroll", pb2.UnrollMessage, pb2.UnrollAck),
+        "GetParameters": unary("GetParameters", pb2.ParametersRequest, pb2.Parameters),
     })
 
 
-def start_server(servicer, address: str, max_workers: int) -> tuple[grpc.Server, str]:
-    """Serve ``servicer`` (a LearnerServicer) at ``address``; returns (server, bound address)."""
+def start_server(servicer, address: str, max_workers: int,
+                 limits: MessageLimits | None = None) -> tuple[grpc.Server, str]:
+    """Serve ``servicer`` (a LearnerServicer) at ``address``; returns (server, bound address).
+
+    ``limits``: the run's message limits; by default the servicer's ``limits``.
+    """
     address = normalize_server_address(address)
+    limits = limits or getattr(servicer, "limits", None) or DEFAULT_LIMITS
+    options = _size_options(limits.response, limits.max_request) + [("grpc.so_reuseport", 0)]
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=max_workers,
                                                     thread_name_prefix="grpc"),
-                         options=_OPTIONS, maximum_concurrent_rpcs=None)
-    server.add_generic_rpc_handlers((_handlers(servicer),))
+                         options=options, maximum_concurrent_rpcs=None)
+    server.add_generic_rpc_handlers((_handlers(servicer, limits),))
     port = server.add_insecure_port(address)
     if port == 0:
         raise OSError(f"cannot bind learner address {address}")
@@ -101,8 +142,19 @@ def start_server(servicer, address: str, max_workers: int) -> tuple[grpc.Server,
     return server, address
 
 
-def connect(address: str) -> tuple[grpc.Channel, "pb2_grpc.LearnerStub"]:
-    channel = grpc.insecure_channel(address, options=_OPTIONS)
+def connect(address: str, spec: "pb2.Spec | None" = None
+            ) -> tuple[grpc.Channel, "pb2_grpc.LearnerStub"]:
+    """A channel to the learner, sized by the limits in ``spec``.
+
+    Without a spec (to ask for one), it sends small requests and accepts a reply of
+    up to ``SPEC_REPLY_BYTES``; a spec without limits (an older learner) leaves
+    gRPC's defaults.
+    """
+    if spec is None:
+        sizes = _size_options(limits_lib.SMALL_REQUEST_BYTES, limits_lib.SPEC_REPLY_BYTES)
+    else:
+        sizes = _size_options(spec.max_request_bytes or None, spec.max_response_bytes or None)
+    channel = grpc.insecure_channel(address, options=sizes)
     return channel, pb2_grpc.LearnerStub(channel)
 
 

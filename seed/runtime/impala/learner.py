@@ -14,6 +14,7 @@ import grpc
 import numpy as np
 
 from seed.runtime.learner_core import LearnerCore
+from seed.transport import limits as limits_lib
 from seed.transport import tensor as wire
 from seed.transport.channel import reject_undecodable
 from seed.transport.proto import pb2, pb2_grpc
@@ -37,6 +38,23 @@ class ImpalaLearnerService(pb2_grpc.LearnerServicer):
         core.on_train_step = self._after_train_step
         self._batch_lock = threading.Lock()
         self._unrolls = 0
+        self.limits = core.message_limits = self._message_limits()
+
+    def _message_limits(self) -> limits_lib.MessageLimits:
+        """An unroll of T+1 steps up; the parameters (the only large message) down.
+
+        An unroll's agent output is the V-trace agent's (the one agent IMPALA runs):
+        the action, the policy logits and the baseline of every step.
+        """
+        num_actions = int(self.core.env_spec.action_space.n)
+        agent_output = {"action": ("int32", ()), "policy_logits": ("float32", (num_actions,)),
+                        "baseline": ("float32", ())}
+        unroll = limits_lib.unroll_bytes(self.steps, self._obs_dtype, self._obs_shape,
+                                         self._state_template, agent_output)
+        return limits_lib.learner_limits(
+            {"SendUnroll": unroll},
+            [limits_lib.parameters_bytes(self._snapshot),
+             limits_lib.spec_bytes(self.core.spec_message())])
 
     def _after_train_step(self, metrics) -> None:
         snapshot = [v.numpy() for v in self.core.agent.parameters()]

@@ -12,6 +12,7 @@ from seed.inference.batcher import BatcherClosed, InferenceBatcher
 from seed.inference.state_store import RecurrentStateStore
 from seed.inference.unroll_builder import UnrollBuilder
 from seed.runtime.learner_core import LearnerCore
+from seed.transport import limits as limits_lib
 from seed.transport import tensor as wire
 from seed.transport.channel import reject_undecodable
 from seed.transport.proto import pb2, pb2_grpc
@@ -49,6 +50,15 @@ class SeedLearnerService(pb2_grpc.LearnerServicer):
         self._step = None  # the batch just inferred, for _after
         self.batcher = InferenceBatcher(self._infer, config.effective_inference_batch_size(),
                                         config.inference_timeout_ms / 1000.0, after=self._after)
+        self.limits = core.message_limits = self._message_limits()
+
+    def _message_limits(self) -> limits_lib.MessageLimits:
+        """A StepRequest carries at most one actor's envs; replies are actions and the spec."""
+        k = self.core.config.envs_per_actor
+        return limits_lib.learner_limits(
+            {"StreamSteps": limits_lib.step_request_bytes(k, self._obs_dtype, self._obs_shape)},
+            [limits_lib.step_response_bytes(k),
+             limits_lib.spec_bytes(self.core.spec_message())])
 
     # -- gRPC ------------------------------------------------------------------
     def GetSpec(self, request, context):
