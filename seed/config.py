@@ -88,6 +88,8 @@ class Config:
     launcher: str = "local"  # local | ray
     ray_address: str = ""
     learner_on_gpu_node: bool = False  # with launcher ray: the learner as a Ray actor, 1 GPU
+    stream_idle_timeout_s: float = 120.0  # SEED: close a stream that sent nothing this long
+    #                                       (0 = never); its actor reconnects on a new run id
 
     @property
     def num_envs(self) -> int:
@@ -108,9 +110,15 @@ class Config:
         splits = self.effective_actor_splits()
         return self.actors * -(-self.envs_per_actor // splits)
 
+    def max_streams(self) -> int:
+        """SEED: streams the learner holds open at once: every actor's, as many again for
+        actors that reconnect while their old streams linger, and a few more."""
+        return 2 * self.actors * self.effective_actor_splits() + 4 if self.arch == "seed" else 0
+
     def grpc_workers(self) -> int:
-        """Server threads: one per open actor stream, plus room for spec and parameter calls."""
-        return self.actors * self.effective_actor_splits() + self.actors + 8
+        """Server threads (and concurrent calls): one per stream the learner holds, plus
+        room for spec, unroll and parameter calls; beyond that, RESOURCE_EXHAUSTED."""
+        return self.max_streams() + self.actors + 8
 
     def effective_queue_capacity(self) -> int:
         return self.queue_capacity or 2 * self.batch_size

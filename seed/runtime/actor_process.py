@@ -21,7 +21,21 @@ log = logging.getLogger(__name__)
 # or is not up yet). Anything else is a bug or bad input and ends the actor.
 RETRY_CODES = {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED,
                grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.ABORTED,
-               grpc.StatusCode.UNKNOWN, grpc.StatusCode.INTERNAL}
+               grpc.StatusCode.UNKNOWN, grpc.StatusCode.INTERNAL,
+               grpc.StatusCode.RESOURCE_EXHAUSTED}
+
+
+def retryable(error: grpc.RpcError) -> bool:
+    """Whether to back off and reconnect: the learner is away, busy, or closed our stream.
+
+    RESOURCE_EXHAUSTED means busy (every call slot or stream taken), unless it
+    is about a message over its size limit, which retrying would only repeat.
+    """
+    code = error.code()
+    if code == grpc.StatusCode.RESOURCE_EXHAUSTED:
+        details = error.details() or ""
+        return not ("larger than max" in details or "exceeds this learner's limit" in details)
+    return code in RETRY_CODES
 
 
 class ActorStopped(Exception):
@@ -55,7 +69,7 @@ def fetch_spec(address: str, actor_id: int, wait_s: float = 60.0):
         try:
             spec = stub.GetSpec(pb2.SpecRequest(actor_id=actor_id), timeout=10)
         except grpc.RpcError as e:
-            if e.code() not in RETRY_CODES or time.monotonic() > deadline:
+            if not retryable(e) or time.monotonic() > deadline:
                 raise
             time.sleep(backoff)
             backoff = min(backoff * 2, 5.0)
@@ -83,7 +97,7 @@ def run_with_reconnect(loop_once, actor_id: int, what: str) -> int:
             return 0
         except grpc.RpcError as e:
             code = e.code()
-            if code not in RETRY_CODES:
+            if not retryable(e):
                 log.error("%s actor %d: learner refused: %s %s", what, actor_id, code.name,
                           e.details())
                 return 2

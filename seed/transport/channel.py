@@ -9,6 +9,18 @@ receives at most the largest legitimate request of any method and refuses a
 request over its own method's limit with RESOURCE_EXHAUSTED, before parsing
 it. An actor asks for the Spec on a channel that accepts a small reply, then
 sizes its data channel by the limits the Spec carries.
+
+Keepalive: both sides ping over HTTP/2 after ``KEEPALIVE_TIME_S`` without
+activity and drop the connection when a ping goes unanswered for
+``KEEPALIVE_TIMEOUT_S`` (gRPC core needs ``grpc.http2.ping_timeout_ms`` as well
+as the keepalive timeout for that), so a peer behind a dead TCP connection (a lost node,
+a half-open socket) is noticed within seconds: the learner's calls from it are
+cancelled (their threads freed), and an actor reconnects.
+
+Concurrency: the server runs at most ``max_workers`` calls at once, one
+thread each, and refuses any call beyond that with RESOURCE_EXHAUSTED rather
+than queueing it; how many of them may be streams the SEED learner bounds
+itself (:mod:`seed.transport.streams`).
 """
 
 from __future__ import annotations
@@ -27,6 +39,25 @@ from seed.transport.proto import pb2, pb2_grpc
 # A server whose servicer states no limits (tests of a bare servicer).
 DEFAULT_LIMITS = MessageLimits(requests={m: 64 * 1024 * 1024 for m in limits_lib.METHODS},
                                response=64 * 1024 * 1024)
+
+
+KEEPALIVE_TIME_S = 5.0
+KEEPALIVE_TIMEOUT_S = 5.0
+
+
+def keepalive_options(time_s: float = KEEPALIVE_TIME_S, timeout_s: float = KEEPALIVE_TIMEOUT_S,
+                      server: bool = False) -> list:
+    """Channel arguments for HTTP/2 keepalive; a server also accepts the clients' pings."""
+    out = [("grpc.keepalive_time_ms", int(time_s * 1000)),
+           ("grpc.keepalive_timeout_ms", int(timeout_s * 1000)),
+           ("grpc.keepalive_permit_without_calls", 1),
+           ("grpc.http2.max_pings_without_data", 0),
+           ("grpc.http2.ping_timeout_ms", int(timeout_s * 1000))]
+    if server:  # a client pinging every time_s is no abuse
+        out += [("grpc.http2.min_recv_ping_interval_without_data_ms",
+                 int(min(time_s, 1.0) * 1000)),
+                ("grpc.http2.max_ping_strikes", 0)]
+    return out
 
 
 def _size_options(send: int | None, receive: int | None) -> list:
@@ -120,17 +151,21 @@ def _handlers(servicer, limits: MessageLimits) -> grpc.GenericRpcHandler:
 
 
 def start_server(servicer, address: str, max_workers: int,
-                 limits: MessageLimits | None = None) -> tuple[grpc.Server, str]:
+                 limits: MessageLimits | None = None,
+                 keepalive: tuple[float, float] = (KEEPALIVE_TIME_S, KEEPALIVE_TIMEOUT_S)
+                 ) -> tuple[grpc.Server, str]:
     """Serve ``servicer`` (a LearnerServicer) at ``address``; returns (server, bound address).
 
     ``limits``: the run's message limits; by default the servicer's ``limits``.
+    At most ``max_workers`` calls run at once; more are refused (RESOURCE_EXHAUSTED).
     """
     address = normalize_server_address(address)
     limits = limits or getattr(servicer, "limits", None) or DEFAULT_LIMITS
-    options = _size_options(limits.response, limits.max_request) + [("grpc.so_reuseport", 0)]
+    options = (_size_options(limits.response, limits.max_request)
+               + keepalive_options(*keepalive, server=True) + [("grpc.so_reuseport", 0)])
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=max_workers,
                                                     thread_name_prefix="grpc"),
-                         options=options, maximum_concurrent_rpcs=None)
+                         options=options, maximum_concurrent_rpcs=max_workers)
     server.add_generic_rpc_handlers((_handlers(servicer, limits),))
     port = server.add_insecure_port(address)
     if port == 0:
@@ -154,7 +189,7 @@ def connect(address: str, spec: "pb2.Spec | None" = None
         sizes = _size_options(limits_lib.SMALL_REQUEST_BYTES, limits_lib.SPEC_REPLY_BYTES)
     else:
         sizes = _size_options(spec.max_request_bytes or None, spec.max_response_bytes or None)
-    channel = grpc.insecure_channel(address, options=sizes)
+    channel = grpc.insecure_channel(address, options=sizes + keepalive_options())
     return channel, pb2_grpc.LearnerStub(channel)
 
 

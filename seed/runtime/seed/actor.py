@@ -82,11 +82,12 @@ def _stream(stub, task, actor_envs: ActorEnvs, splits: int, steps, max_steps, lo
     run_id = uuid.uuid4().hex
     groups = []
     try:
+        # Envs first, then the streams: a stream that waits on a slow reset looks idle.
+        reward, done, obs = actor_envs.reset_all()
         for indices in np.array_split(np.arange(len(actor_envs)), splits):
             indices = indices.tolist()
             groups.append(_GroupStream(stub, indices,
                                        [actor_envs.env_ids[i] for i in indices]))
-        reward, done, obs = actor_envs.reset_all()
 
         def request(group, reward, done, obs, episodes):
             return pb2.StepRequest(

@@ -16,6 +16,7 @@ from seed.transport import limits as limits_lib
 from seed.transport import tensor as wire
 from seed.transport.channel import reject_undecodable
 from seed.transport.proto import pb2, pb2_grpc
+from seed.transport.streams import StreamRegistry
 from seed.types import EnvOutput
 
 log = logging.getLogger(__name__)
@@ -51,6 +52,8 @@ class SeedLearnerService(pb2_grpc.LearnerServicer):
         self.batcher = InferenceBatcher(self._infer, config.effective_inference_batch_size(),
                                         config.inference_timeout_ms / 1000.0, after=self._after)
         self.limits = core.message_limits = self._message_limits()
+        self.streams = StreamRegistry(config.max_streams(), config.stream_idle_timeout_s,
+                                      what="StreamSteps stream")
 
     def _message_limits(self) -> limits_lib.MessageLimits:
         """A StepRequest carries at most one actor's envs; replies are actions and the spec."""
@@ -74,13 +77,26 @@ class SeedLearnerService(pb2_grpc.LearnerServicer):
                       "this learner runs the SEED architecture: parameters never leave it")
 
     def StreamSteps(self, request_iterator, context):
+        slot = self.streams.admit(context)
+        if slot is None:
+            context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED,
+                          f"the learner already serves {self.streams.max_streams} streams, "
+                          "every one of them live; retry later")
+        try:
+            yield from self._serve_stream(slot, request_iterator, context)
+        except grpc.RpcError:
+            return  # cancelled: superseded, idle, or the peer went away
+
+    def _serve_stream(self, slot, request_iterator, context):
         stats = self.core.stats
-        for request in request_iterator:
+        for request in self.streams.requests(slot, request_iterator):
             reject_undecodable(request, context)
             try:
                 step = self._decode(request)
             except wire.WireError as e:
                 context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(e))
+            if slot.keys is None:
+                self.streams.claim(slot, step.env_ids.tolist())
             if request.last_round_trip_ms > 0:
                 stats.add_latency(request.last_round_trip_ms)
             for ep in request.episodes:
@@ -167,4 +183,5 @@ class SeedLearnerService(pb2_grpc.LearnerServicer):
         return rows / batches if batches else None
 
     def close(self) -> None:
+        self.streams.close()
         self.batcher.close()
