@@ -31,6 +31,11 @@ _RUN_FLAGS = {
     "--actor-splits": ("actor_splits", int, "SEED: env groups per actor, each in flight"),
     "--learning-rate": ("learning_rate", float, "optimizer learning rate"),
     "--seed": ("seed", int, "random seed"),
+    "--auth-token-file": ("auth_token_file", str,
+                          "file holding the shared auth token (else $SEED_AUTH_TOKEN)"),
+    "--tls-cert-file": ("tls_cert_file", str, "learner: serve TLS with this PEM certificate"),
+    "--tls-key-file": ("tls_key_file", str, "learner: the PEM key of --tls-cert-file"),
+    "--tls-ca-file": ("tls_ca_file", str, "actors: PEM roots that sign the learner's certificate"),
 }
 
 
@@ -79,18 +84,27 @@ def cmd_learner(args) -> int:
 def cmd_actor(args) -> int:
     from seed.runtime.actor_process import (ActorStopped, fetch_spec, install_exit_handlers,
                                             setup_logging)
+    import grpc
+
+    from seed.transport.security import client_security
     setup_logging()
+    security = client_security(args.auth_token_file, args.tls_ca_file)
     try:
         install_exit_handlers(args.parent_pid)
-        channel, _, spec = fetch_spec(args.server, args.task, wait_s=args.connect_timeout)
+        channel, _, spec = fetch_spec(args.server, args.task, wait_s=args.connect_timeout,
+                                      security=security)
         channel.close()
     except ActorStopped:
         return 0
+    except grpc.RpcError as e:
+        print(f"seed: error: the learner at {args.server} answered {e.code().name}: "
+              f"{e.details()}", file=sys.stderr)
+        return 2
     if spec.arch == "impala":
         from seed.runtime.impala.actor import run_actor
     else:
         from seed.runtime.seed.actor import run_actor
-    return run_actor(args.server, args.task, max_steps=args.max_steps)
+    return run_actor(args.server, args.task, max_steps=args.max_steps, security=security)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -113,6 +127,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-steps", type=int, default=0, help="stop after this many env steps")
     p.add_argument("--connect-timeout", type=float, default=120.0,
                    help="seconds to wait for the learner at start")
+    p.add_argument("--auth-token-file", default="",
+                   help="file holding the learner's auth token (else $SEED_AUTH_TOKEN)")
+    p.add_argument("--tls-ca-file", default="",
+                   help="PEM roots to verify a TLS learner against (its certificate, if "
+                        "self-signed)")
     p.add_argument("--parent-pid", type=int, default=0, help=argparse.SUPPRESS)
     p.set_defaults(fn=cmd_actor)
 

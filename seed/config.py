@@ -90,6 +90,11 @@ class Config:
     learner_on_gpu_node: bool = False  # with launcher ray: the learner as a Ray actor, 1 GPU
     stream_idle_timeout_s: float = 120.0  # SEED: close a stream that sent nothing this long
     #                                       (0 = never); its actor reconnects on a new run id
+    # Who may connect (seed/transport/security.py): paths only, never the token itself.
+    auth_token_file: str = ""  # token file; "" = $SEED_AUTH_TOKEN if set, else no token
+    tls_cert_file: str = ""  # learner: PEM certificate chain; with tls_key_file, serve TLS
+    tls_key_file: str = ""  # learner: PEM private key
+    tls_ca_file: str = ""  # actors: PEM roots to verify the learner; "" = tls_cert_file
 
     @property
     def num_envs(self) -> int:
@@ -149,6 +154,11 @@ class Config:
                 f"inference batch size {self.inference_batch_size} is smaller than one actor "
                 f"request ({group} envs: {self.envs_per_actor} envs in "
                 f"{self.effective_actor_splits()} splits)")
+        if not self.stream_idle_timeout_s >= 0:
+            raise ConfigError(f"stream_idle_timeout_s must be >= 0 (0: no limit), "
+                              f"got {self.stream_idle_timeout_s}")
+        if bool(self.tls_cert_file) != bool(self.tls_key_file):
+            raise ConfigError("TLS needs both --tls-cert-file and --tls-key-file")
         if not self.replay_ratio >= 0:
             raise ConfigError(f"replay_ratio must be >= 0 (0: no limit), got {self.replay_ratio}")
         if self.eval_envs >= self.num_envs:

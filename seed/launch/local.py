@@ -21,8 +21,10 @@ log = logging.getLogger(__name__)
 
 
 class LocalLauncher:
-    def __init__(self, run_dir: str | Path, max_restarts: int = 3):
+    def __init__(self, run_dir: str | Path, max_restarts: int = 3,
+                 actor_args: list[str] | None = None):
         self.run_dir = Path(run_dir)
+        self.actor_args = list(actor_args or [])  # e.g. --auth-token-file PATH (never a token)
         self.max_restarts = max_restarts
         self._procs: dict[int, subprocess.Popen] = {}
         self._restarts: dict[int, int] = {}
@@ -33,7 +35,7 @@ class LocalLauncher:
         env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES="",
                    PYTHONUNBUFFERED="1")
         cmd = [sys.executable, "-m", "seed.cli", "actor", "--server", self._address,
-               "--task", str(task), "--parent-pid", str(os.getpid())]
+               "--task", str(task), "--parent-pid", str(os.getpid())] + self.actor_args
         logf = open(self.run_dir / f"actor-{task}.log", "ab")
         self._logs[task] = logf
         self._procs[task] = subprocess.Popen(cmd, stdout=logf, stderr=subprocess.STDOUT,

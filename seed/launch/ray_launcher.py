@@ -91,7 +91,8 @@ class ActorHost:
     ``incarnation`` (the process id and start time) tells restarts apart.
     """
 
-    def __init__(self, arch: str, address: str, task: int):
+    def __init__(self, arch: str, address: str, task: int, auth_token_file: str = "",
+                 tls_ca_file: str = ""):
         # Actors step envs on CPU (IMPALA actors also infer there): keep TF
         # off any GPU of the node, and quiet, before anything imports it.
         os.environ["CUDA_VISIBLE_DEVICES"] = ""
@@ -99,6 +100,9 @@ class ActorHost:
         from seed.runtime.actor_process import setup_logging
         setup_logging()
         self.arch, self.address, self.task = arch, address, task
+        # Paths, read on this node when the loop starts: the token itself never travels
+        # through Ray (without a file, it comes from $SEED_AUTH_TOKEN of this worker).
+        self.auth_token_file, self.tls_ca_file = auth_token_file, tls_ca_file
         self.pid = os.getpid()
         self.started = time.time()
 
@@ -113,9 +117,11 @@ class ActorHost:
             from seed.runtime.impala.actor import run_actor
         else:
             from seed.runtime.seed.actor import run_actor
+        from seed.transport.security import client_security
         log.info("%s actor %d (pid %d) connecting to %s", self.arch, self.task, self.pid,
                  self.address)
-        return run_actor(self.address, self.task)
+        security = client_security(self.auth_token_file, self.tls_ca_file)
+        return run_actor(self.address, self.task, security=security)
 
 
 class RayLauncher:
@@ -186,7 +192,8 @@ class RayLauncher:
     def _spawn(self, task: int) -> None:
         actor = self._remote_cls.options(
             name=f"{self.name_prefix}-{task}", **self._options).remote(
-            self.config.arch, self._address, task)
+            self.config.arch, self._address, task, self.config.auth_token_file,
+            self.config.tls_ca_file or self.config.tls_cert_file)
         self._actors[task] = actor
         self._runs[task] = actor.run.remote()
         self._ready[task] = actor.info.remote()

@@ -59,13 +59,14 @@ def install_exit_handlers(parent_pid: int | None) -> None:
             raise ActorStopped("launcher already gone")
 
 
-def fetch_spec(address: str, actor_id: int, wait_s: float = 60.0):
+def fetch_spec(address: str, actor_id: int, wait_s: float = 60.0, security=None):
     """Ask the learner what it expects (retrying until ``wait_s``); returns
-    ``(channel, stub, spec)``, the channel sized by the message limits of the spec."""
+    ``(channel, stub, spec)``, the channel sized by the message limits of the spec.
+    ``security``: a ClientSecurity (token, TLS CA), or None."""
     deadline = time.monotonic() + wait_s
     backoff = 0.2
     while True:
-        channel, stub = connect(address)
+        channel, stub = connect(address, security=security)
         try:
             spec = stub.GetSpec(pb2.SpecRequest(actor_id=actor_id), timeout=10)
         except grpc.RpcError as e:
@@ -76,7 +77,7 @@ def fetch_spec(address: str, actor_id: int, wait_s: float = 60.0):
             continue
         finally:
             channel.close()
-        channel, stub = connect(address, spec)
+        channel, stub = connect(address, spec, security)
         return channel, stub, spec
 
 
@@ -119,7 +120,7 @@ def actor_envs_for(spec, task: int):
                      list(range(task * k, (task + 1) * k)), seed=seed)
 
 
-def run_actor_loop(address: str, task: int, what: str, build, session) -> int:
+def run_actor_loop(address: str, task: int, what: str, build, session, security=None) -> int:
     """The life of an actor process, either architecture.
 
     On the first connection ``build(spec) -> dict`` makes what lives as long as
@@ -130,7 +131,7 @@ def run_actor_loop(address: str, task: int, what: str, build, session) -> int:
     parts: dict = {}
 
     def loop_once():
-        channel, stub, spec = fetch_spec(address, task)
+        channel, stub, spec = fetch_spec(address, task, security=security)
         try:
             if not 0 <= task < spec.num_actors:
                 raise SystemExit(f"actor task {task} out of range: the learner expects "

@@ -47,7 +47,7 @@ def make_service(core: LearnerCore):
 def make_launcher(config: Config, run_dir: Path):
     if config.launcher == "local":
         from seed.launch.local import LocalLauncher
-        return LocalLauncher(run_dir)
+        return LocalLauncher(run_dir, actor_args=actor_security_args(config))
     if config.launcher == "none":
         from seed.launch.external import ExternalActors
         return ExternalActors()
@@ -55,6 +55,17 @@ def make_launcher(config: Config, run_dir: Path):
         from seed.launch.ray_launcher import RayLauncher
         return RayLauncher(config, run_dir)
     raise ConfigError(f"unknown launcher {config.launcher!r}: choose local, ray or none")
+
+
+def actor_security_args(config: Config) -> list[str]:
+    """``seed actor`` flags that give an actor what it needs to reach this learner: paths
+    only (a token from $SEED_AUTH_TOKEN reaches local actors through their environment)."""
+    args = []
+    if config.auth_token_file:
+        args += ["--auth-token-file", config.auth_token_file]
+    if config.tls_ca_file or config.tls_cert_file:
+        args += ["--tls-ca-file", config.tls_ca_file or config.tls_cert_file]
+    return args
 
 
 class _Interval:
@@ -119,7 +130,8 @@ def prepare_run_dir(config: Config, resume_dir: str | None):
         from seed.config import FIELDS
         values = {k: v for k, v in saved.items() if k in FIELDS}
         # The budget may be extended on resume; everything else is the saved run's.
-        for k in ("frames", "seconds", "progress", "server", "launcher", "ray_address"):
+        for k in ("frames", "seconds", "progress", "server", "launcher", "ray_address",
+                  "auth_token_file", "tls_cert_file", "tls_key_file", "tls_ca_file"):
             values[k] = getattr(config, k) if getattr(config, k) != getattr(Config(), k) \
                 else values.get(k, getattr(Config(), k))
         values["logdir"] = str(run_dir)
@@ -160,6 +172,9 @@ def train(config: Config, resume_dir: str | None = None) -> dict:
         s.env_steps_trained = counters["env_steps_trained"]
         s.episodes_total = counters["episodes_total"]
     wall_offset = float(counters.get("wall_time", 0.0))
+    from seed.transport.security import server_security
+    security = server_security(config.auth_token_file, config.tls_cert_file,
+                               config.tls_key_file)
     service = make_service(core)
     launcher = make_launcher(config, run_dir)
     try:
@@ -167,7 +182,7 @@ def train(config: Config, resume_dir: str | None = None) -> dict:
         server_address = (launcher.learner_address(config.server)
                           if hasattr(launcher, "learner_address") else config.server)
         server, address = start_server(service, server_address,
-                                       max_workers=config.grpc_workers())
+                                       max_workers=config.grpc_workers(), security=security)
     except BaseException:
         launcher.stop()
         raise
@@ -221,8 +236,9 @@ def train(config: Config, resume_dir: str | None = None) -> dict:
     try:
         launcher.start(address, config.actors)
         core.start_training()
-        log.info("learner (%s, %s) serving %d actors x %d envs at %s; results in %s",
-                 config.arch, device, config.actors, config.envs_per_actor, address, run_dir)
+        log.info("learner (%s, %s) serving %d actors x %d envs at %s (%s); results in %s",
+                 config.arch, device, config.actors, config.envs_per_actor, address,
+                 security.describe(), run_dir)
         while not stop.is_set():
             stop.wait(0.25)
             now = time.monotonic()

@@ -35,6 +35,7 @@ import grpc
 from seed.transport import limits as limits_lib
 from seed.transport.limits import MessageLimits
 from seed.transport.proto import pb2, pb2_grpc
+from seed.transport.security import ClientSecurity, ServerSecurity, TokenCheck, TokenMetadata
 
 # A server whose servicer states no limits (tests of a bare servicer).
 DEFAULT_LIMITS = MessageLimits(requests={m: 64 * 1024 * 1024 for m in limits_lib.METHODS},
@@ -152,22 +153,30 @@ def _handlers(servicer, limits: MessageLimits) -> grpc.GenericRpcHandler:
 
 def start_server(servicer, address: str, max_workers: int,
                  limits: MessageLimits | None = None,
-                 keepalive: tuple[float, float] = (KEEPALIVE_TIME_S, KEEPALIVE_TIMEOUT_S)
-                 ) -> tuple[grpc.Server, str]:
+                 keepalive: tuple[float, float] = (KEEPALIVE_TIME_S, KEEPALIVE_TIMEOUT_S),
+                 security: ServerSecurity | None = None) -> tuple[grpc.Server, str]:
     """Serve ``servicer`` (a LearnerServicer) at ``address``; returns (server, bound address).
 
     ``limits``: the run's message limits; by default the servicer's ``limits``.
     At most ``max_workers`` calls run at once; more are refused (RESOURCE_EXHAUSTED).
+    ``security``: an auth token every call must carry, TLS (see
+    :mod:`seed.transport.security`); none by default.
     """
+    security = security or ServerSecurity()
     address = normalize_server_address(address)
     limits = limits or getattr(servicer, "limits", None) or DEFAULT_LIMITS
     options = (_size_options(limits.response, limits.max_request)
                + keepalive_options(*keepalive, server=True) + [("grpc.so_reuseport", 0)])
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=max_workers,
                                                     thread_name_prefix="grpc"),
-                         options=options, maximum_concurrent_rpcs=max_workers)
+                         options=options, maximum_concurrent_rpcs=max_workers,
+                         interceptors=[TokenCheck(security.token)] if security.token else None)
     server.add_generic_rpc_handlers((_handlers(servicer, limits),))
-    port = server.add_insecure_port(address)
+    if security.tls:
+        port = server.add_secure_port(address, grpc.ssl_server_credentials(
+            [(security.private_key, security.cert_chain)]))
+    else:
+        port = server.add_insecure_port(address)
     if port == 0:
         raise OSError(f"cannot bind learner address {address}")
     if not address.startswith("unix:"):
@@ -177,19 +186,30 @@ def start_server(servicer, address: str, max_workers: int,
     return server, address
 
 
-def connect(address: str, spec: "pb2.Spec | None" = None
+def connect(address: str, spec: "pb2.Spec | None" = None,
+            security: ClientSecurity | None = None
             ) -> tuple[grpc.Channel, "pb2_grpc.LearnerStub"]:
     """A channel to the learner, sized by the limits in ``spec``.
 
     Without a spec (to ask for one), it sends small requests and accepts a reply of
     up to ``SPEC_REPLY_BYTES``; a spec without limits (an older learner) leaves
-    gRPC's defaults.
+    gRPC's defaults. ``security``: the token to send on every call, the CA to verify
+    a TLS learner against.
     """
+    security = security or ClientSecurity()
     if spec is None:
         sizes = _size_options(limits_lib.SMALL_REQUEST_BYTES, limits_lib.SPEC_REPLY_BYTES)
     else:
         sizes = _size_options(spec.max_request_bytes or None, spec.max_response_bytes or None)
-    channel = grpc.insecure_channel(address, options=sizes + keepalive_options())
+    options = sizes + keepalive_options()
+    if security.root_certs is not None:
+        channel = grpc.secure_channel(
+            address, grpc.ssl_channel_credentials(root_certificates=security.root_certs),
+            options=options)
+    else:
+        channel = grpc.insecure_channel(address, options=options)
+    if security.token:
+        channel = grpc.intercept_channel(channel, TokenMetadata(security.token))
     return channel, pb2_grpc.LearnerStub(channel)
 
 

@@ -63,8 +63,11 @@ class LocalPolicy:
         return (time.perf_counter() - t0) * 1000.0
 
 
-def run_actor(address: str, task: int, max_steps: int = 0, log_interval_s: float = 30.0) -> int:
-    """Run actor ``task`` against the learner at ``address`` until stopped."""
+def run_actor(address: str, task: int, max_steps: int = 0, log_interval_s: float = 30.0,
+              security=None) -> int:
+    """Run actor ``task`` against the learner at ``address`` until stopped.
+
+    ``security``: a ClientSecurity (auth token, TLS CA) or None."""
     _limit_tf_threads()
     steps = {"n": 0}
 
@@ -75,7 +78,7 @@ def run_actor(address: str, task: int, max_steps: int = 0, log_interval_s: float
     def session(stub, parts):
         _act(stub, task, parts["envs"], parts["policy"], steps, max_steps, log_interval_s)
 
-    return run_actor_loop(address, task, "impala", build, session)
+    return run_actor_loop(address, task, "impala", build, session, security)
 
 
 def _act(stub, task, actor_envs: ActorEnvs, policy: LocalPolicy, steps, max_steps,

@@ -31,8 +31,11 @@ log = logging.getLogger(__name__)
 _END = object()
 
 
-def run_actor(address: str, task: int, max_steps: int = 0, log_interval_s: float = 30.0) -> int:
-    """Run actor ``task`` against the learner at ``address`` until stopped."""
+def run_actor(address: str, task: int, max_steps: int = 0, log_interval_s: float = 30.0,
+              security=None) -> int:
+    """Run actor ``task`` against the learner at ``address`` until stopped.
+
+    ``security``: a ClientSecurity (auth token, TLS CA) or None."""
     steps = {"n": 0}
 
     def build(spec):
@@ -42,7 +45,7 @@ def run_actor(address: str, task: int, max_steps: int = 0, log_interval_s: float
     def session(stub, parts):
         _stream(stub, task, parts["envs"], parts["splits"], steps, max_steps, log_interval_s)
 
-    return run_actor_loop(address, task, "seed", build, session)
+    return run_actor_loop(address, task, "seed", build, session, security)
 
 
 class _GroupStream:
