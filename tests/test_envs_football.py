@@ -112,6 +112,23 @@ def test_full_game_and_scoring_reward():
         env.close()
 
 
+def test_a_smaller_map_through_channel_dimensions():
+    """The academy benchmark asks gfootball for a 48 x 36 map (width, height)."""
+    import yaml
+    path = Path(__file__).resolve().parent.parent / "experiments" / \
+        "football_academy_empty_goal_close.yaml"
+    config = yaml.safe_load(path.read_text())
+    width, height = config["env_kwargs"]["channel_dimensions"]
+    env = envs.make("football:academy_empty_goal_close",
+                    **{k: v for k, v in config["env_kwargs"].items()})
+    try:
+        assert env.observation_space.shape == (height, width, 2)
+        obs, _ = env.reset(seed=1)
+        assert obs.shape == (height, width, 2) and obs.any()
+    finally:
+        env.close()
+
+
 def test_bad_arguments_fail(football):
     with pytest.raises(ValueError, match="packed=False"):
         football.make(FAST, representation="simple115v2")

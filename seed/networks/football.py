@@ -8,7 +8,8 @@ four stacks (16, 32, 32, 32 channels; each a 3x3 conv, a 3x3/2 max pool and two
 residual blocks), a ReLU, a 256-unit fully connected layer with ReLU, and a
 head. No LSTM: the core state is ``()``. Layout as upstream
 ``seed_rl/football/networks.py`` (which initialises with ``lecun_normal``; the
-shared torso here uses Glorot uniform).
+shared torso here uses He-uniform, see :mod:`seed.networks.layers`). The map's size
+comes from the observation space (gfootball's ``channel_dimensions``).
 """
 
 from __future__ import annotations
