@@ -509,3 +509,20 @@ def test_joining_a_token_head_without_its_token_fails_clearly(ray_head, tmp_path
     errors = [l for l in r.stderr.splitlines() if l.startswith("seed: error:")]
     assert errors and "cannot join the Ray cluster" in errors[0], r.stderr[-3000:]
     assert "RAY_AUTH_MODE=token" in errors[0]
+
+
+@needs_ray
+@pytest.mark.slow
+def test_ray_actors_reach_a_learner_with_token_and_tls(local_ray, tmp_path):
+    """Each Ray actor reads the token file and the certificate on its node; the token
+    itself never passes through Ray, argv or config.json."""
+    from test_security import TOKEN, self_signed, token_file
+
+    from seed.runtime.run import train
+    cert, key = self_signed(tmp_path)
+    summary = train(_catch_config(tmp_path, frames=20_000, auth_token_file=token_file(tmp_path),
+                                  tls_cert_file=cert, tls_key_file=key))
+    assert summary["stopped_by"] == "budget" and summary["env_frames"] >= 20_000
+    run_dir = Path(summary["run_dir"])
+    assert {r["actor"] for r in _episodes(run_dir)} == {"0", "1"}
+    assert TOKEN not in (run_dir / "config.json").read_text()
