@@ -134,3 +134,25 @@ def test_pong_sized_limits_are_a_fraction_of_a_megabyte_per_step():
     k = 16
     step = limits_lib.with_slack(limits_lib.step_request_bytes(k, "uint8", (84, 84, 1)))
     assert k * 84 * 84 < step < 2 * k * 84 * 84 + 2 * limits_lib.SLACK_BYTES
+
+
+class _Error(grpc.RpcError):
+    def __init__(self, code, details):
+        self._code, self._details = code, details
+
+    def code(self):
+        return self._code
+
+    def details(self):
+        return self._details
+
+
+def test_actors_retry_a_busy_learner_but_not_an_oversize_message():
+    from seed.runtime.actor_process import retryable
+    busy = grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert retryable(_Error(busy, "Concurrent RPC limit exceeded!"))
+    assert retryable(_Error(busy, "the learner already serves 8 streams"))
+    assert not retryable(_Error(busy, "Received message larger than max (9 vs. 8)"))
+    assert not retryable(_Error(busy, "GetSpec: a 9-byte request exceeds this learner's limit"))
+    assert retryable(_Error(grpc.StatusCode.CANCELLED, ""))
+    assert not retryable(_Error(grpc.StatusCode.UNAUTHENTICATED, "missing or wrong auth token"))
