@@ -1,6 +1,7 @@
 """envs.football against the real gfootball engine (skipped only where gfootball is missing)."""
 
 import importlib.util
+from pathlib import Path
 
 import numpy as np
 import pytest
