@@ -10,6 +10,8 @@ import sys
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
+from seed import quiet_tf  # noqa: E402  (after the log level is set)
+
 # Flags shared by every subcommand that builds a run config: flag -> Config field.
 _RUN_FLAGS = {
     "--env": ("env", str, "env name, e.g. toy:catch, atari:Pong"),
@@ -109,6 +111,9 @@ def cmd_actor(args) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="seed", description=__doc__)
+    parser.add_argument("-v", "--verbose", action="store_true",
+                        help="keep TensorFlow's start-up lines (hidden by default), in every "
+                             "process the command starts")
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("train", help="run learner and actors (local processes or Ray)")
@@ -160,6 +165,10 @@ _EXTRA_COMMANDS = _register_optional()
 def main(argv=None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     args = build_parser().parse_args(argv)
+    if args.verbose:
+        os.environ[quiet_tf.VERBOSE_ENV] = "1"  # the processes this command starts inherit it
+    if args.command != "compare":  # compare only starts `seed train` processes
+        quiet_tf.import_tensorflow()
     from seed.config import ConfigError
     from seed.runtime.checkpoint import CheckpointError
     import envs
