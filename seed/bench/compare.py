@@ -271,12 +271,11 @@ def _fmt(v, spec):
     return format(v, spec)
 
 
-def format_table(rows: list[dict], summary: dict, roof: dict | None, mode: str,
-                 frames_unit: str = "frames") -> str:
+def format_table(rows: list[dict], summary: dict, roof: dict | None, mode: str) -> str:
     head = (f"{'run':<9}{'fps':>10}{'learner':>10}{'batch':>7}{'inf ms':>8}{'p50 ms':>8}"
             f"{'p99 ms':>8}"
             f"{'pull ms':>9}{'cpu':>6}{'fr/cpu-s':>10}{'warmup':>8}{'window':>8}")
-    lines = [f"mode={mode}; steady-state figures ({frames_unit}/s; p50/p99: SEED = actor-"
+    lines = [f"mode={mode}; steady-state figures (frames/s; p50/p99: SEED = actor-"
              "observed inference round trip, IMPALA = local inference; inf ms = one inference "
              "call, a learner batch (SEED) or an actor step (IMPALA); cpu = whole process "
              "tree / all cores)", head, "-" * len(head)]
@@ -340,7 +339,6 @@ def run_compare(config: Config, mode: str, seconds: float, out_dir: Path,
     summary = summarise(rows)
     roof = roofline_fractions(roofline_path(values["env"], values["network"]), mode, summary,
                               values)
-    frames_unit = "frames"
     result = {
         "command": command or sys.argv, "mode": mode, "seconds": seconds, "budget": budget,
         "cores": cores, "machine": machine_facts(), "config": values,
@@ -351,5 +349,5 @@ def run_compare(config: Config, mode: str, seconds: float, out_dir: Path,
     }
     write_csv(out_dir / "compare.csv", rows, COLUMNS)
     (out_dir / "compare.json").write_text(json.dumps(result, indent=2, default=str))
-    result["table"] = format_table(rows, summary, roof, mode, frames_unit)
+    result["table"] = format_table(rows, summary, roof, mode)
     return result

@@ -167,15 +167,6 @@ def run_sweep(config: Config, sizes_text: str, mode: str, seconds: float, out_di
     return {"rows": rows, "table": format_sweep(rows)}
 
 
-def replot(out_dir: Path, mode: str, title: str) -> None:
-    """Redraw ``sweep.png`` from a finished sweep's ``sweep.csv``."""
-    import csv
-    with open(out_dir / "sweep.csv") as f:
-        rows = [{k: (v if k in ("size", "network", "network_kwargs", "compare_dir") else
-                     (float(v) if v else None)) for k, v in r.items()} for r in csv.DictReader(f)]
-    plot(rows, out_dir / "sweep.png", mode, title)
-
-
 def format_sweep(rows: list[dict]) -> str:
     def f(v, spec):
         return "-" if v is None or (isinstance(v, float) and math.isnan(v)) else format(v, spec)

@@ -119,7 +119,3 @@ class LearnerCore:
         self.buffer.close()
         if self._train_thread is not None:
             self._train_thread.join(timeout=30)
-
-    @property
-    def stopping(self) -> bool:
-        return self._stop.is_set()

@@ -71,10 +71,8 @@ def actor_security_args(config: Config) -> list[str]:
 class _Interval:
     """Turns cumulative counters into one metrics row per log interval."""
 
-    def __init__(self, frames_per_step: int, wall_offset: float, env_steps: int,
-                 trained: int):
+    def __init__(self, frames_per_step: int, env_steps: int, trained: int):
         self.fps_unit = frames_per_step
-        self.wall_offset = wall_offset
         self.t = time.monotonic()
         self.env_steps = env_steps
         self.trained = trained
@@ -201,7 +199,7 @@ def train(config: Config, resume_dir: str | None = None) -> dict:
 
     fps_unit = env_spec.frames_per_step
     start = time.monotonic()
-    interval = _Interval(fps_unit, wall_offset, core.stats.env_steps,
+    interval = _Interval(fps_unit, core.stats.env_steps,
                          core.stats.env_steps_trained)
     progress = _Progress(config, core.stats.env_steps * fps_unit)
     recent_returns: list[float] = []  # training envs' last 100 episodes
