@@ -31,12 +31,13 @@ def test_explained_variance_matches_numpy_on_a_time_major_batch():
 
 def test_dead_relu_fraction_counts_units_zero_on_every_row():
     dense = tf.constant([[0.0, 1.0, 0.0], [0.0, 0.0, 2.0]])  # unit 0 dead, 1 and 2 alive
-    conv = tf.zeros([2, 2, 2, 1]).numpy()
-    conv[1, 0, 1, 0] = 3.0  # one of four positions fires on one row
-    result = diagnostics.dead_relu_fractions([("dense", dense), ("conv2d", tf.constant(conv))])
-    assert list(result) == ["dead_relu_0_dense", "dead_relu_1_conv2d"]
+    conv = tf.zeros([2, 2, 2, 4]).numpy()  # [N, H, W, C]: 4 channels
+    conv[1, 0, 1, 0] = 3.0  # channel 0 fires at one position on one row: alive
+    conv[0, 1, 1, 2] = 0.5  # channel 2 too; channels 1 and 3 never do
+    result = diagnostics.dead_relu_fractions([("dense", dense), ("conv", tf.constant(conv))])
+    assert list(result) == ["dead_relu_0_dense", "dead_relu_1_conv"]
     assert float(result["dead_relu_0_dense"]) == pytest.approx(1 / 3)
-    assert float(result["dead_relu_1_conv2d"]) == pytest.approx(3 / 4)
+    assert float(result["dead_relu_1_conv"]) == pytest.approx(2 / 4)
 
 
 def test_update_ratio_is_the_relative_norm_of_the_step():
@@ -81,3 +82,13 @@ def test_interval_train_metrics_are_means_over_the_steps():
     assert sample["train"]["entropy"] == pytest.approx(1.0)
     assert sample["env_steps_trained"] == 160
     assert stats.take_interval()["train"] == {}  # the next interval starts empty
+
+
+def test_the_nature_cnn_reports_its_four_relu_layers_by_name():
+    import gymnasium as gym
+    from seed.agents.vtrace_agent import VTraceAgent
+    from seed.config import Config
+    agent = VTraceAgent(Config(network="nature_cnn", unroll_length=2, batch_size=1),
+                        gym.spaces.Box(0, 255, (84, 84, 1), np.uint8), gym.spaces.Discrete(6))
+    assert agent.relu_columns == ["dead_relu_0_conv1", "dead_relu_1_conv2",
+                                  "dead_relu_2_conv3", "dead_relu_3_fc"]

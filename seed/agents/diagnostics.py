@@ -11,8 +11,8 @@ policy that moves at all:
   value (baseline or Q) against its learning target: 0 is a value that knows
   nothing, 1 a perfect one;
 * ``dead_relu_<i>_<layer>``: the share of the ``i``-th ReLU layer's units that
-  are zero on every row of the batch (a convolution's unit is one position of
-  one channel). A torso whose units die stops seeing the observation, and then
+  are zero on every row of the batch (a convolution's unit is a channel, dead
+  when zero at every position). A torso whose units die stops seeing the observation, and then
   no policy can follow it.
 
 ReLU outputs are collected with
@@ -32,10 +32,14 @@ def dead_relu_names(outputs) -> list[str]:
 
 
 def dead_relu_fractions(outputs) -> dict:
-    """``{column: share of units zero on every row}`` for recorded ``(name, y [N, ...])`` pairs."""
+    """``{column: share of units zero on every row}`` for recorded ``(name, y)`` pairs.
+
+    A unit is a feature of a dense layer's ``[N, F]`` output, a channel of a
+    convolution's ``[N, H, W, C]`` (dead when zero at every position of every row).
+    """
     result = {}
     for column, (_, y) in zip(dead_relu_names(outputs), outputs):
-        alive = tf.reduce_any(y > 0, axis=0)
+        alive = tf.reduce_any(y > 0, axis=list(range(len(y.shape) - 1)))
         result[column] = 1.0 - tf.reduce_mean(tf.cast(alive, tf.float32))
     return result
 

@@ -36,10 +36,10 @@ class NatureCNNTorso(tf.Module):
     def __init__(self, fc_size: int = 512, name: str | None = None):
         super().__init__(name=name)
         with self.name_scope:
-            self._convs = [Conv2D(32, 8, 4, "VALID", tf.nn.relu),
-                           Conv2D(64, 4, 2, "VALID", tf.nn.relu),
-                           Conv2D(64, 3, 1, "VALID", tf.nn.relu)]
-            self._fc = Dense(fc_size, tf.nn.relu)
+            self._convs = [Conv2D(32, 8, 4, "VALID", tf.nn.relu, name="conv1"),
+                           Conv2D(64, 4, 2, "VALID", tf.nn.relu, name="conv2"),
+                           Conv2D(64, 3, 1, "VALID", tf.nn.relu, name="conv3")]
+            self._fc = Dense(fc_size, tf.nn.relu, name="fc")
         self.fc_size = fc_size
 
     def __call__(self, x):
@@ -78,7 +78,7 @@ class ImpalaResNetTorso(tf.Module):
         super().__init__(name=name)
         with self.name_scope:
             self._stacks = [ResidualStack(c) for c in channels]
-            self._fc = Dense(fc_size, tf.nn.relu)
+            self._fc = Dense(fc_size, tf.nn.relu, name="fc")
         self.fc_size = fc_size
 
     def __call__(self, x):
