@@ -22,10 +22,12 @@ def test_config_loads_and_fits(name):
     kind, _, level = config.env.partition(":")
     assert kind == "dmlab" and name == f"dmlab_{level}"
     assert dmlab.level_path(level) == "contributed/dmlab30/" + level
-    assert (config.agent, config.network, config.optimizer) == ("vtrace", "dmlab", "rmsprop")
+    # Upstream SEED's DMLab optimizer (Adam, beta_1 0) on the mean loss: the IMPALA paper's
+    # RMSprop (epsilon 0.1) assumed summed losses (seed/agents/vtrace.py).
+    assert (config.agent, config.network, config.optimizer) == ("vtrace", "dmlab", "adam")
+    assert (config.adam_beta1, config.loss_reduction) == (0.0, "mean")
     assert config.env_kwargs == {"width": 96, "height": 72, "action_repeat": 4}
     assert config.unroll_length == 100 and config.max_abs_reward == 1.0
-    assert (config.rms_epsilon, config.rms_decay, config.rms_momentum) == (0.1, 0.99, 0.0)
     assert config.num_envs <= 8  # sized for a 2-core machine
 
 
