@@ -393,9 +393,11 @@ for b in benches:
 '''
 
 FINAL_TABLE = '''\
-# Final return per benchmark x architecture: mean of each run's last 100 episodes, over runs.
-if len(table):
-    final = (table.dropna(subset=["final_return"]).groupby(["benchmark", "arch"])
+# Final return per benchmark x architecture: mean of each run's last 100 episodes, over the
+# training runs (compare and demo runs measure throughput and would pass for seeds here).
+learning = R.runs_table([r for r in runs if R.is_training_run(r)])
+if len(learning):
+    final = (learning.dropna(subset=["final_return"]).groupby(["benchmark", "arch"])
              .agg(runs=("final_return", "count"), mean=("final_return", "mean"),
                   std=("final_return", "std"), eval_mean=("final_eval_return", "mean"),
                   env_frames=("env_frames", "mean"))

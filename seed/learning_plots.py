@@ -74,6 +74,8 @@ def diagnostics_figure(runs, title: str = ""):
                         label=f"{run.architecture} {run.run_id}" + (f" {name}" if name else ""))
         if scale == "log":
             ax.set_yscale("log")
+        if column == "explained_variance":  # the first steps (and a resume's) can be -50
+            ax.set_ylim(-1.05, 1.05)
         ax.set_title(label, fontsize=9)
         ax.set_xlabel("env frames", fontsize=8)
         ax.grid(alpha=0.3)
