@@ -12,8 +12,8 @@ policy that moves at all:
   nothing, 1 a perfect one;
 * ``dead_relu_<i>_<layer>``: the share of the ``i``-th ReLU layer's units that
   are zero on every row of the batch (a convolution's unit is a channel, dead
-  when zero at every position). A torso whose units die stops seeing the observation, and then
-  no policy can follow it.
+  when zero at every position). A torso whose units die stops seeing the
+  observation, and then no policy can follow it.
 
 ReLU outputs are collected with
 :func:`seed.networks.relu_recording.recording_relu_outputs` around the network
@@ -25,6 +25,7 @@ from __future__ import annotations
 import tensorflow as tf
 
 from seed.networks.relu_recording import recording_relu_outputs
+
 
 def dead_relu_names(outputs) -> list[str]:
     """Column names ``dead_relu_<i>_<layer>`` for recorded ``(name, y)`` pairs, in call order."""
