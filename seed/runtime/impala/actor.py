@@ -16,12 +16,12 @@ import uuid
 
 import numpy as np
 
-from seed.inference.unroll_builder import UnrollBuilder
 from seed.runtime.actor_envs import ActorEnvs
 from seed.runtime.actor_process import actor_envs_for, run_actor_loop, spec_config
 from seed.transport import tensor as wire
 from seed.transport.proto import pb2
 from seed.types import EnvOutput
+from seed.unrolls import UnrollBuilder
 
 log = logging.getLogger(__name__)
 

@@ -10,7 +10,6 @@ import numpy as np
 
 from seed.inference.batcher import BatcherClosed, InferenceBatcher
 from seed.inference.state_store import RecurrentStateStore
-from seed.inference.unroll_builder import UnrollBuilder
 from seed.runtime.learner_core import LearnerCore
 from seed.transport import limits as limits_lib
 from seed.transport import tensor as wire
@@ -18,6 +17,7 @@ from seed.transport.channel import reject_undecodable
 from seed.transport.proto import pb2, pb2_grpc
 from seed.transport.streams import StreamRegistry
 from seed.types import EnvOutput
+from seed.unrolls import UnrollBuilder
 
 log = logging.getLogger(__name__)
 

@@ -1,12 +1,16 @@
-"""Assembly of per-env unrolls from the steps inference sees.
+"""Assembly of per-env unrolls from the steps an env's policy takes.
+
+Both architectures build unrolls with it: the SEED learner from the batches its
+central inference serves, an IMPALA actor from its own local inference.
 
 An unroll holds ``T + 1`` consecutive steps of one env; when one completes,
 the next starts with its last ``overlap`` steps. The default, one step, lets
 the last step bootstrap (V-trace). R2D2 overlaps by ``burn_in + 1``: the
 first ``burn_in`` steps of a sequence only warm up the recurrent state, so
 without that overlap their transitions would never get a loss (upstream SEED's
-R2D2 overlaps its sequences by the burn-in the same way). ``reset(env_id)`` drops a half-built unroll, so
-an env whose actor reconnected never mixes steps of two runs.
+R2D2 overlaps its sequences by the burn-in the same way). ``reset(env_id)``
+drops a half-built unroll, so an env whose actor reconnected never mixes steps
+of two runs.
 """
 
 from __future__ import annotations
