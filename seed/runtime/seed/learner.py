@@ -162,17 +162,11 @@ class SeedLearnerService(pb2_grpc.LearnerServicer):
         env_ids, core_state, prev_action, reward, done, obs, agent_output, action = self._step
         self._step = None
         try:
-            agent_output = dict(agent_output)
-            agent_output.setdefault("action", action)
             self.core.stats.add_env_steps(len(env_ids))
-            for i, env_id in enumerate(env_ids.tolist()):
-                if self._is_eval_env(env_id):
-                    continue
-                unroll = self.builder.append(
-                    env_id, tuple(leaf[i] for leaf in core_state), prev_action[i], reward[i],
-                    done[i], obs[i], {k: v[i] for k, v in agent_output.items()})
-                if unroll is not None:
-                    self.core.enqueue(unroll)
+            for _, unroll in self.builder.append_batch(
+                    env_ids, core_state, prev_action, EnvOutput(reward, done, obs), agent_output,
+                    action, skip=self._is_eval_env):
+                self.core.enqueue(unroll)
         except BaseException as e:
             self.core.fail("unroll assembly", e)
             raise
