@@ -103,9 +103,9 @@ def cmd_actor(args) -> int:
               f"{e.details()}", file=sys.stderr)
         return 2
     if spec.arch == "impala":
-        from seed.runtime.impala.actor import run_actor
+        from seed.runtime.impala_arch.actor import run_actor
     else:
-        from seed.runtime.seed.actor import run_actor
+        from seed.runtime.seed_arch.actor import run_actor
     return run_actor(args.server, args.task, max_steps=args.max_steps, security=security)
 
 

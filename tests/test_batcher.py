@@ -7,16 +7,22 @@ from seed.inference.batcher import BatcherClosed, InferenceBatcher
 
 
 class Recorder:
+    """A handler that answers each request ``r`` with ``("result", r)``."""
+
     def __init__(self, delay=0.0):
         self.batches = []
         self.delay = delay
         self.lock = threading.Lock()
 
-    def __call__(self, requests):
+    def __call__(self, batch):
         with self.lock:
-            self.batches.append([r for r in requests])
+            self.batches.append(list(batch.requests))
         time.sleep(self.delay)
-        return [("result", r) for r in requests]
+        batch.reply([("result", r) for r in batch.requests])
+
+
+def echo(batch):
+    batch.reply(batch.requests)
 
 
 def test_full_batch_goes_without_waiting_for_the_timeout():
@@ -105,21 +111,38 @@ def test_fewer_live_envs_than_the_batch_size_still_progress():
 
 
 def test_failures_reach_every_caller_of_the_batch_and_the_batcher_goes_on():
-    calls = []
-
-    def fn(requests):
-        calls.append(requests)
-        if "bad" in requests:
+    def handle(batch):
+        if "bad" in batch.requests:
             raise ValueError("boom")
-        return requests
+        batch.reply(batch.requests)
 
-    b = InferenceBatcher(fn, max_batch_size=2, timeout_s=1.0)
+    b = InferenceBatcher(handle, max_batch_size=2, timeout_s=1.0)
     try:
         f1, f2 = b.submit("bad", rows=1), b.submit("x", rows=1)
         for f in (f1, f2):
             with pytest.raises(ValueError, match="boom"):
                 f.result(timeout=5)
         assert b.submit("y", rows=2).result(timeout=5) == "y"
+        assert b.error is None
+    finally:
+        b.close()
+
+
+@pytest.mark.parametrize("handle,message", [
+    (lambda batch: None, "returned without a reply"),
+    (lambda batch: batch.reply(batch.requests[:1]), "1 results for 2 requests"),
+])
+def test_a_batch_left_unanswered_fails_its_callers_and_the_batcher_goes_on(handle, message):
+    def first_wrong(batch):
+        (handle if batch.requests == ["a", "b"] else echo)(batch)
+
+    b = InferenceBatcher(first_wrong, max_batch_size=2, timeout_s=1.0)
+    try:
+        futs = [b.submit(r, rows=1) for r in "ab"]
+        for f in futs:
+            with pytest.raises(RuntimeError, match=message):
+                f.result(timeout=5)
+        assert b.submit("c", rows=2).result(timeout=5) == "c"
     finally:
         b.close()
 
@@ -128,10 +151,10 @@ def test_close_fails_waiters_and_refuses_new_requests():
     started = threading.Event()
     release = threading.Event()
 
-    def slow(requests):
+    def slow(batch):
         started.set()
         release.wait(5)
-        return requests
+        batch.reply(batch.requests)
 
     b = InferenceBatcher(slow, max_batch_size=1, timeout_s=0.0)
     first = b.submit("a", rows=1)
@@ -149,7 +172,7 @@ def test_close_fails_waiters_and_refuses_new_requests():
 
 
 def test_request_larger_than_the_batch_is_refused():
-    b = InferenceBatcher(lambda r: r, max_batch_size=2, timeout_s=0.01)
+    b = InferenceBatcher(echo, max_batch_size=2, timeout_s=0.01)
     try:
         with pytest.raises(ValueError, match="exceeds max batch size"):
             b.submit("x", rows=3)
@@ -157,11 +180,19 @@ def test_request_larger_than_the_batch_is_refused():
         b.close()
 
 
-def test_stats_count_batches_and_rows():
-    b = InferenceBatcher(lambda r: r, max_batch_size=4, timeout_s=0.001)
+def test_stats_count_the_batches_and_rows_answered():
+    def handle(batch):
+        if batch.requests == ["bad"]:
+            raise ValueError("not answered, not counted")
+        assert batch.rows == 2 * len(batch.requests)
+        batch.reply(batch.requests)
+
+    b = InferenceBatcher(handle, max_batch_size=4, timeout_s=0.001)
     try:
         for _ in range(3):
             b("x", rows=2)
+        with pytest.raises(ValueError):
+            b("bad", rows=2)
         batches, rows = b.take_stats()
         assert rows == 6 and 1 <= batches <= 3
         assert b.take_stats() == (0, 0)
@@ -169,32 +200,48 @@ def test_stats_count_batches_and_rows():
         b.close()
 
 
-def test_after_runs_once_callers_have_their_results():
-    release, seen = threading.Event(), []
+def test_callers_have_their_results_while_the_work_after_the_reply_runs():
+    release, recorded, seen = threading.Event(), threading.Event(), []
 
-    def after(requests, results):
-        seen.append((list(requests), list(results)))
+    def handle(batch):
+        batch.reply([("result", r) for r in batch.requests])
+        seen.append((batch.requests, batch.results))
+        recorded.set()
         release.wait(5)  # the caller must not be waiting on this
 
-    b = InferenceBatcher(Recorder(), max_batch_size=2, timeout_s=30.0, after=after)
+    b = InferenceBatcher(handle, max_batch_size=2, timeout_s=30.0)
     try:
         futs = [b.submit(i, rows=1) for i in range(2)]
         assert [f.result(timeout=2) for f in futs] == [("result", 0), ("result", 1)]
-        release.set()
-        deadline = time.monotonic() + 5
-        while not seen and time.monotonic() < deadline:
-            time.sleep(0.01)
-        assert seen == [([0, 1], [("result", 0), ("result", 1)])]
+        assert recorded.wait(5)
+        assert seen == [([0, 1], [("result", 0), ("result", 1)])]  # the batch keeps both
     finally:
         release.set()
         b.close()
 
 
-def test_a_failing_after_stops_the_batcher_and_keeps_the_error():
-    def after(requests, results):
+def test_a_batch_is_answered_once():
+    def handle(batch):
+        batch.reply(batch.requests)
+        batch.reply(batch.requests)
+
+    b = InferenceBatcher(handle, max_batch_size=1, timeout_s=0.0)
+    try:
+        assert b("a", rows=1) == "a"
+        deadline = time.monotonic() + 5
+        while b.error is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert "already answered" in str(b.error)
+    finally:
+        b.close()
+
+
+def test_a_failure_after_the_reply_stops_the_batcher_and_keeps_the_error():
+    def handle(batch):
+        batch.reply([("result", r) for r in batch.requests])
         raise KeyError("boom")
 
-    b = InferenceBatcher(Recorder(), max_batch_size=1, timeout_s=0.0, after=after)
+    b = InferenceBatcher(handle, max_batch_size=1, timeout_s=0.0)
     try:
         assert b(1, rows=1) == ("result", 1)  # the caller still got its answer
         deadline = time.monotonic() + 5

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from seed.config import Config
-from seed.runtime.impala.actor import run_actor
-from seed.runtime.impala.learner import ImpalaLearnerService
+from seed.runtime.impala_arch.actor import run_actor
+from seed.runtime.impala_arch.learner import ImpalaLearnerService
 from seed.runtime.learner_core import EnvSpec, LearnerCore
 from seed.transport import tensor as wire
 from seed.transport.channel import connect, start_server

@@ -288,7 +288,7 @@ def test_check_raises_once_ray_gives_up_on_an_actor(local_ray, tmp_path):
 @pytest.mark.slow
 def test_killed_actor_is_restarted_by_ray_and_its_envs_start_fresh(local_ray, tmp_path,
                                                                    monkeypatch):
-    from seed.inference.unroll_builder import UnrollBuilder
+    from seed.unrolls import UnrollBuilder
     from seed.runtime.run import train
 
     resets: list[tuple[float, int]] = []

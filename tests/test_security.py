@@ -14,8 +14,8 @@ import pytest
 
 from seed.config import Config, ConfigError
 from seed.runtime.learner_core import EnvSpec, LearnerCore
-from seed.runtime.seed.actor import run_actor
-from seed.runtime.seed.learner import SeedLearnerService
+from seed.runtime.seed_arch.actor import run_actor
+from seed.runtime.seed_arch.learner import SeedLearnerService
 from seed.transport.channel import connect, start_server
 from seed.transport.proto import pb2
 from seed.transport.security import (TOKEN_ENV, ClientSecurity, client_security, read_token,

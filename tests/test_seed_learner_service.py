@@ -1,6 +1,8 @@
-"""The SEED learner service over a real gRPC server: bad input isolation, specs, actions."""
+"""The SEED learner service over a real gRPC server: bad input isolation, specs, actions;
+and its inference thread's data path, fed straight through the batcher."""
 
 import threading
+import time
 import uuid
 
 import grpc
@@ -8,9 +10,10 @@ import numpy as np
 import pytest
 
 from seed.config import Config
+from seed.inference.batcher import BatcherClosed
 from seed.runtime.learner_core import EnvSpec, LearnerCore
-from seed.runtime.seed.actor import run_actor
-from seed.runtime.seed.learner import SeedLearnerService
+from seed.runtime.seed_arch.actor import run_actor
+from seed.runtime.seed_arch.learner import ActorStep, SeedLearnerService
 from seed.transport import tensor as wire
 from seed.transport.channel import connect, start_server
 from seed.transport.proto import pb2
@@ -133,3 +136,65 @@ def test_a_split_actor_keeps_one_stream_per_env_group_in_flight():
         service.close()
         core.stop()
         server.stop(0)
+
+
+@pytest.fixture()
+def direct_service():
+    """A service without a server: tests submit ActorSteps to its batcher themselves."""
+    made = []
+
+    def make(actors):
+        config = Config(env="toy:catch", actors=actors, envs_per_actor=2, train=False,
+                        inference_timeout_ms=1000.0, unroll_length=2, frames=10_000,
+                        progress=False)
+        core = LearnerCore(config, EnvSpec.probe(config.env, config.env_kwargs))
+        made.append((core, SeedLearnerService(core)))
+        return made[-1]
+
+    yield make
+    for core, service in made:
+        service.close()
+        core.stop()
+
+
+def actor_step(env_ids, run_id):
+    k = len(env_ids)
+    return ActorStep(0, run_id, np.asarray(env_ids, np.int64), np.zeros(k, np.float32),
+                     np.ones(k, bool), np.zeros((k, 10, 5), np.float32))
+
+
+def wait_for(condition, seconds=10.0):
+    deadline = time.monotonic() + seconds
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return condition()
+
+
+def test_one_batch_of_two_actors_answers_each_its_envs_and_extends_their_unrolls(
+        direct_service):
+    core, service = direct_service(actors=2)
+    futs = [service.batcher.submit(actor_step(ids, run), rows=2)
+            for ids, run in (([2, 3], "run-b"), ([0, 1], "run-a"))]
+    actions = [f.result(timeout=30) for f in futs]
+    assert [a.shape for a in actions] == [(2,), (2,)]
+    np.testing.assert_array_equal(service.store.prev_action[[2, 3, 0, 1]],
+                                  np.concatenate(actions))
+    assert wait_for(lambda: [service.builder.pending(e) for e in range(4)] == [1, 1, 1, 1])
+    assert core.stats.env_steps == 4
+    assert service.batcher.take_stats() == (1, 4)  # both requests in one batch
+
+
+def test_a_failure_in_unroll_assembly_ends_the_run_once_the_actors_have_their_actions(
+        direct_service, monkeypatch):
+    core, service = direct_service(actors=1)
+
+    def broken(*args, **kwargs):
+        raise ValueError("boom")
+
+    monkeypatch.setattr(service.builder, "append_batch", broken)
+    assert service.batcher(actor_step([0, 1], "run-a"), rows=2).shape == (2,)
+    assert wait_for(lambda: service.batcher.error is not None)
+    assert isinstance(service.batcher.error, ValueError)
+    assert "unroll assembly failed" in str(core.error)
+    with pytest.raises(BatcherClosed):
+        service.batcher(actor_step([0, 1], "run-a"), rows=2)

@@ -8,7 +8,7 @@ import pytest
 
 from seed.config import Config
 from seed.runtime.learner_core import EnvSpec, LearnerCore
-from seed.runtime.seed.learner import SeedLearnerService
+from seed.runtime.seed_arch.learner import SeedLearnerService
 from seed.transport import limits as limits_lib
 from seed.transport import tensor as wire
 from seed.transport.channel import connect, start_server
@@ -116,7 +116,7 @@ def test_a_spec_sized_actor_channel_refuses_to_send_an_oversize_request(seed_lea
 
 
 def test_impala_limits_cover_an_unroll_and_the_parameters():
-    from seed.runtime.impala.learner import ImpalaLearnerService
+    from seed.runtime.impala_arch.learner import ImpalaLearnerService
     config = Config(env="toy:catch", arch="impala", actors=1, envs_per_actor=2,
                     unroll_length=7, frames=10_000, progress=False)
     core = LearnerCore(config, EnvSpec.probe(config.env, config.env_kwargs))

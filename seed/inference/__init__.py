@@ -1,1 +1,1 @@
-"""Central inference on the learner: dynamic batching, per-env recurrent state, unroll assembly."""
+"""Central inference on the SEED learner: dynamic batching, per-env recurrent state."""

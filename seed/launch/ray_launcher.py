@@ -114,9 +114,9 @@ class ActorHost:
     def run(self) -> int:
         """The actor loop; returns only when the loop ends (it should not during a run)."""
         if self.arch == "impala":
-            from seed.runtime.impala.actor import run_actor
+            from seed.runtime.impala_arch.actor import run_actor
         else:
-            from seed.runtime.seed.actor import run_actor
+            from seed.runtime.seed_arch.actor import run_actor
         from seed.transport.security import client_security
         log.info("%s actor %d (pid %d) connecting to %s", self.arch, self.task, self.pid,
                  self.address)

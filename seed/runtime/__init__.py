@@ -1,1 +1,2 @@
-"""The two architectures (seed/, impala/) and what they share: learner core, actor envs, run loop."""
+"""The two architectures (seed_arch/, impala_arch/) and what they share: learner core, actor
+envs, run loop."""

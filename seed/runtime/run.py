@@ -38,9 +38,9 @@ def default_run_dir(config: Config) -> Path:
 
 def make_service(core: LearnerCore):
     if core.config.arch == "seed":
-        from seed.runtime.seed.learner import SeedLearnerService
+        from seed.runtime.seed_arch.learner import SeedLearnerService
         return SeedLearnerService(core)
-    from seed.runtime.impala.learner import ImpalaLearnerService
+    from seed.runtime.impala_arch.learner import ImpalaLearnerService
     return ImpalaLearnerService(core)
 
 

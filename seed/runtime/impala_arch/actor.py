@@ -16,12 +16,12 @@ import uuid
 
 import numpy as np
 
-from seed.inference.unroll_builder import UnrollBuilder
 from seed.runtime.actor_envs import ActorEnvs
 from seed.runtime.actor_process import actor_envs_for, run_actor_loop, spec_config
 from seed.transport import tensor as wire
 from seed.transport.proto import pb2
 from seed.types import EnvOutput
+from seed.unrolls import UnrollBuilder
 
 log = logging.getLogger(__name__)
 
@@ -96,20 +96,15 @@ def _act(stub, task, actor_envs: ActorEnvs, policy: LocalPolicy, steps, max_step
     inference_ms: list[float] = []
     t_log, steps_at_log = time.monotonic(), steps["n"]
     while not max_steps or steps["n"] < max_steps:
+        env_output = EnvOutput(reward, done, obs)
         t0 = time.perf_counter()
-        action, agent_output, new_state = agent.infer(env_ids, prev_action,
-                                                      EnvOutput(reward, done, obs), core_state)
+        action, agent_output, new_state = agent.infer(env_ids, prev_action, env_output,
+                                                      core_state)
         inference_ms.append((time.perf_counter() - t0) * 1000.0)
         action = np.asarray(action, np.int32)
-        agent_output = dict(agent_output)
-        agent_output.setdefault("action", action)
-        sent = False
-        for i in range(k):
-            unroll = builder.append(i, tuple(leaf[i] for leaf in core_state), prev_action[i],
-                                    reward[i], done[i], obs[i],
-                                    {key: v[i] for key, v in agent_output.items()})
-            if unroll is None:
-                continue
+        completed = builder.append_batch(np.arange(k), core_state, prev_action, env_output,
+                                         agent_output, action)
+        for i, unroll in completed:
             stub.SendUnroll(pb2.UnrollMessage(
                 actor_id=task, run_id=run_id, env_id=int(env_ids[i]),
                 parameter_version=policy.version,
@@ -124,8 +119,7 @@ def _act(stub, task, actor_envs: ActorEnvs, policy: LocalPolicy, steps, max_step
                 inference_ms=float(np.mean(inference_ms)), parameter_pull_ms=pull_ms),
                 timeout=120)
             pending_episodes[i] = []
-            sent = True
-        if sent:
+        if completed:
             inference_ms = []
             pull_ms = policy.pull(stub)
         core_state = tuple(np.asarray(s) for s in new_state)

@@ -8,9 +8,8 @@ import time
 import grpc
 import numpy as np
 
-from seed.inference.batcher import BatcherClosed, InferenceBatcher
+from seed.inference.batcher import Batch, BatcherClosed, InferenceBatcher
 from seed.inference.state_store import RecurrentStateStore
-from seed.inference.unroll_builder import UnrollBuilder
 from seed.runtime.learner_core import LearnerCore
 from seed.transport import limits as limits_lib
 from seed.transport import tensor as wire
@@ -18,11 +17,12 @@ from seed.transport.channel import reject_undecodable
 from seed.transport.proto import pb2, pb2_grpc
 from seed.transport.streams import StreamRegistry
 from seed.types import EnvOutput
+from seed.unrolls import UnrollBuilder
 
 log = logging.getLogger(__name__)
 
 
-class StepBatch:
+class ActorStep:
     """One validated StepRequest: a single actor's envs at one step."""
 
     __slots__ = ("actor_id", "run_id", "env_ids", "reward", "done", "observation")
@@ -48,9 +48,8 @@ class SeedLearnerService(pb2_grpc.LearnerServicer):
         self.builder = UnrollBuilder(self.num_envs, core.agent.unroll_length,
                                      core.agent.unroll_overlap)
         self._is_eval_env = core.agent.is_eval_env
-        self._step = None  # the batch just inferred, for _after
-        self.batcher = InferenceBatcher(self._infer, config.effective_inference_batch_size(),
-                                        config.inference_timeout_ms / 1000.0, after=self._after)
+        self.batcher = InferenceBatcher(self._serve_batch, config.effective_inference_batch_size(),
+                                        config.inference_timeout_ms / 1000.0)
         self.limits = core.message_limits = self._message_limits()
         self.streams = StreamRegistry(config.max_streams(), config.stream_idle_timeout_s,
                                       what="StreamSteps stream")
@@ -108,7 +107,7 @@ class SeedLearnerService(pb2_grpc.LearnerServicer):
                 context.abort(grpc.StatusCode.UNAVAILABLE, "the learner is shutting down")
             yield pb2.StepResponse(action=wire.encode(actions))
 
-    def _decode(self, request) -> StepBatch:
+    def _decode(self, request) -> ActorStep:
         env_ids = np.asarray(request.env_ids, np.int64)
         k = len(env_ids)
         if k == 0:
@@ -126,53 +125,33 @@ class SeedLearnerService(pb2_grpc.LearnerServicer):
         done = wire.decode(request.done, dtype="bool", shape=(k,), name="done")
         obs = wire.decode(request.observation, dtype=self._obs_dtype,
                           shape=(k,) + self._obs_shape, name="observation")
-        return StepBatch(request.actor_id, request.run_id, env_ids, reward, done, obs)
+        return ActorStep(request.actor_id, request.run_id, env_ids, reward, done, obs)
 
     # -- inference thread --------------------------------------------------------
-    def _infer(self, steps: list[StepBatch]):
-        """Actions for a batch of requests; what unroll assembly needs is kept for ``_after``."""
+    def _serve_batch(self, batch: Batch) -> None:
+        """Infer one batch of actor steps, answer the actors, then extend the unrolls."""
+        steps: list[ActorStep] = batch.requests
         for s in steps:
             for env_id in self.store.begin(s.env_ids, s.run_id).tolist():
                 self.builder.reset(env_id)  # a new run: drop the old run's half unroll
-        if len(steps) == 1:
-            s = steps[0]
-            env_ids, reward, done, obs = s.env_ids, s.reward, s.done, s.observation
-        else:
-            env_ids = np.concatenate([s.env_ids for s in steps])
-            reward = np.concatenate([s.reward for s in steps])
-            done = np.concatenate([s.done for s in steps])
-            obs = np.concatenate([s.observation for s in steps])
+        env_ids, env_output = _concatenate(steps)
         core_state, prev_action = self.store.gather(env_ids)
         t0 = time.perf_counter()
         action, agent_output, new_state = self.core.agent.infer(
-            env_ids, prev_action, EnvOutput(reward, done, obs), core_state)
+            env_ids, prev_action, env_output, core_state)
         self.core.stats.add_inference_time((time.perf_counter() - t0) * 1000.0)
         action = np.asarray(action, np.int32)
         self.store.scatter(env_ids, new_state, action)
-        self._step = (env_ids, core_state, prev_action, reward, done, obs, agent_output, action)
-        out, start = [], 0
-        for s in steps:
-            out.append(action[start:start + len(s.env_ids)])
-            start += len(s.env_ids)
-        return out
 
-    def _after(self, steps, actions):
-        """Once the actors have their actions: count the steps, extend the unrolls."""
-        del steps, actions
-        env_ids, core_state, prev_action, reward, done, obs, agent_output, action = self._step
-        self._step = None
-        try:
-            agent_output = dict(agent_output)
-            agent_output.setdefault("action", action)
+        bounds = np.cumsum([len(s.env_ids) for s in steps])[:-1]
+        batch.reply(np.split(action, bounds))  # each actor its own envs' actions
+
+        try:  # the actors have their actions: count the steps, extend the unrolls
             self.core.stats.add_env_steps(len(env_ids))
-            for i, env_id in enumerate(env_ids.tolist()):
-                if self._is_eval_env(env_id):
-                    continue
-                unroll = self.builder.append(
-                    env_id, tuple(leaf[i] for leaf in core_state), prev_action[i], reward[i],
-                    done[i], obs[i], {k: v[i] for k, v in agent_output.items()})
-                if unroll is not None:
-                    self.core.enqueue(unroll)
+            for _, unroll in self.builder.append_batch(env_ids, core_state, prev_action,
+                                                       env_output, agent_output, action,
+                                                       skip=self._is_eval_env):
+                self.core.enqueue(unroll)
         except BaseException as e:
             self.core.fail("unroll assembly", e)
             raise
@@ -185,3 +164,14 @@ class SeedLearnerService(pb2_grpc.LearnerServicer):
     def close(self) -> None:
         self.streams.close()
         self.batcher.close()
+
+
+def _concatenate(steps: list[ActorStep]) -> tuple[np.ndarray, EnvOutput]:
+    """The env ids and env outputs of a batch's requests, one row per env, in request order."""
+    if len(steps) == 1:
+        s = steps[0]
+        return s.env_ids, EnvOutput(s.reward, s.done, s.observation)
+    return np.concatenate([s.env_ids for s in steps]), EnvOutput(
+        reward=np.concatenate([s.reward for s in steps]),
+        done=np.concatenate([s.done for s in steps]),
+        observation=np.concatenate([s.observation for s in steps]))

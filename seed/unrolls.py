@@ -1,12 +1,16 @@
-"""Assembly of per-env unrolls from the steps inference sees.
+"""Assembly of per-env unrolls from the steps an env's policy takes.
+
+Both architectures build unrolls with it: the SEED learner from the batches its
+central inference serves, an IMPALA actor from its own local inference.
 
 An unroll holds ``T + 1`` consecutive steps of one env; when one completes,
 the next starts with its last ``overlap`` steps. The default, one step, lets
 the last step bootstrap (V-trace). R2D2 overlaps by ``burn_in + 1``: the
 first ``burn_in`` steps of a sequence only warm up the recurrent state, so
 without that overlap their transitions would never get a loss (upstream SEED's
-R2D2 overlaps its sequences by the burn-in the same way). ``reset(env_id)`` drops a half-built unroll, so
-an env whose actor reconnected never mixes steps of two runs.
+R2D2 overlaps its sequences by the burn-in the same way). ``reset(env_id)``
+drops a half-built unroll, so an env whose actor reconnected never mixes steps
+of two runs.
 """
 
 from __future__ import annotations
@@ -55,3 +59,27 @@ class UnrollBuilder:
         self._steps[env_id] = kept
         self._first_state[env_id] = tuple(np.array(s) for s in kept[0][5])
         return unroll
+
+    def append_batch(self, env_rows, core_state: tuple, prev_action, env_output: EnvOutput,
+                     agent_output: dict, action, skip=None) -> list[tuple[int, Unroll]]:
+        """Add one step of every row of a batch; return ``(env, unroll)`` for each completed unroll.
+
+        Row ``i`` is a step of env ``env_rows[i]``, the env's index in this builder (the
+        SEED learner's global env ids, an IMPALA actor's ``0..k-1``); ``core_state`` is the
+        batch's state *before* the step, ``action`` the action taken. ``agent_output`` gets
+        ``'action'`` where it has none, so every unroll carries the action taken. Rows of envs
+        for which ``skip(env)`` is true (evaluation envs) are left out. Unrolls come in row order.
+        """
+        agent_output = dict(agent_output)
+        agent_output.setdefault("action", action)
+        completed = []
+        for i, env in enumerate(np.asarray(env_rows).tolist()):
+            if skip is not None and skip(env):
+                continue
+            unroll = self.append(env, tuple(leaf[i] for leaf in core_state), prev_action[i],
+                                 env_output.reward[i], env_output.done[i],
+                                 env_output.observation[i],
+                                 {key: v[i] for key, v in agent_output.items()})
+            if unroll is not None:
+                completed.append((env, unroll))
+        return completed

@@ -1,0 +1,129 @@
+import numpy as np
+import pytest
+
+from seed.types import EnvOutput
+from seed.unrolls import UnrollBuilder
+
+
+def step_values(t):
+    return dict(prev_action=t, reward=float(t), done=t == 0, observation=np.full(2, t, np.uint8),
+                agent_output={"action": np.int32(t + 1), "baseline": np.float32(-t)})
+
+
+def test_unrolls_have_t_plus_one_steps_and_overlap_by_one():
+    b = UnrollBuilder(num_envs=2, unroll_length=3)
+    out = []
+    for t in range(10):
+        u = b.append(0, (np.array([100.0 + t]),), **step_values(t))
+        if u is not None:
+            out.append(u)
+    assert len(out) == 3  # steps 0-3, 3-6, 6-9
+    for i, u in enumerate(out):
+        steps = list(range(3 * i, 3 * i + 4))
+        np.testing.assert_array_equal(u.prev_action, steps)
+        np.testing.assert_array_equal(u.env_output.reward, steps)
+        np.testing.assert_array_equal(u.env_output.observation[:, 0], steps)
+        np.testing.assert_array_equal(u.agent_output["action"], np.array(steps) + 1)
+        # the stored core state is the one before the unroll's first step
+        np.testing.assert_array_equal(u.core_state[0], [100.0 + 3 * i])
+    assert out[0].env_output.done.tolist() == [True, False, False, False]
+    assert b.pending(1) == 0
+
+
+def test_reset_drops_the_half_built_unroll_so_runs_never_mix():
+    b = UnrollBuilder(num_envs=1, unroll_length=3)
+    for t in range(2):  # run A: two steps, then the actor reconnects
+        assert b.append(0, (np.zeros(1),), **step_values(t)) is None
+    b.reset(0)
+    got = []
+    for t in range(50, 54):  # run B
+        u = b.append(0, (np.full(1, float(t)),), **step_values(t))
+        if u is not None:
+            got.append(u)
+    assert len(got) == 1
+    np.testing.assert_array_equal(got[0].prev_action, [50, 51, 52, 53])
+    np.testing.assert_array_equal(got[0].core_state[0], [50.0])
+
+
+def test_r2d2_overlap_gives_every_transition_a_loss_exactly_once():
+    """Sequences of T + 1 = 9 steps, burn-in 2: overlap 3, so each unroll starts 6 steps on.
+
+    R2D2 learns on the transitions t -> t + 1 for t in [burn_in, T) of each unroll; over the
+    stream of steps those must tile every transition once (upstream SEED overlaps by burn-in).
+    """
+    T, burn_in = 8, 2
+    b = UnrollBuilder(num_envs=1, unroll_length=T, overlap=burn_in + 1)
+    unrolls = [u for t in range(40)
+               if (u := b.append(0, (np.array([100.0 + t]),), **step_values(t))) is not None]
+    assert [int(u.prev_action[0]) for u in unrolls] == [0, 6, 12, 18, 24, 30]
+    for u in unrolls:  # the core state is the one before each unroll's first step
+        assert u.core_state[0][0] == 100.0 + u.prev_action[0]
+    learned = [int(u.prev_action[t]) for u in unrolls for t in range(burn_in, T)]
+    assert learned == list(range(burn_in, burn_in + len(learned)))  # no gap, no repeat
+
+
+@pytest.mark.parametrize("overlap", [0, 4])
+def test_an_overlap_that_leaves_no_new_step_is_refused(overlap):
+    with pytest.raises(ValueError, match="unroll overlap"):
+        UnrollBuilder(num_envs=1, unroll_length=3, overlap=overlap)
+
+
+def batch_step(t, rows):
+    """Step ``t`` of every env in ``rows``: env ``e``'s values are ``100 * e + t``."""
+    v = np.asarray(rows) * 100 + t
+    return dict(core_state=(v.astype(np.float32)[:, None],), prev_action=v.astype(np.int32),
+                env_output=EnvOutput(reward=v.astype(np.float32), done=v % 100 == 0,
+                                     observation=np.repeat(v[:, None], 2, axis=1)),
+                agent_output={"baseline": -v.astype(np.float32)}, action=(v + 1).astype(np.int32))
+
+
+def test_a_batch_append_builds_each_rows_env_and_fills_in_the_action():
+    b = UnrollBuilder(num_envs=4, unroll_length=2)
+    rows = [3, 0, 2]  # a batch's rows need not be in env order
+    completed = []
+    for t in range(5):
+        completed += b.append_batch(rows, **batch_step(t, rows))
+    assert [env for env, _ in completed] == [3, 0, 2, 3, 0, 2]  # steps 0-2, then 2-4
+    for n, (env, u) in enumerate(completed):
+        steps = 100 * env + np.arange(3) + 2 * (n // 3)
+        np.testing.assert_array_equal(u.prev_action, steps)
+        np.testing.assert_array_equal(u.env_output.reward, steps)
+        np.testing.assert_array_equal(u.env_output.observation[:, 1], steps)
+        np.testing.assert_array_equal(u.agent_output["baseline"], -steps)
+        np.testing.assert_array_equal(u.agent_output["action"], steps + 1)  # from ``action``
+        np.testing.assert_array_equal(u.core_state[0], [steps[0]])
+    assert b.pending(1) == 0
+
+
+def test_a_batch_append_keeps_an_action_the_agent_output_already_has():
+    b = UnrollBuilder(num_envs=1, unroll_length=1)
+    completed = []
+    for t in range(2):
+        step = batch_step(t, [0])
+        step["agent_output"]["action"] = np.array([7 + t], np.int32)
+        completed += b.append_batch([0], **step)
+    [(_, u)] = completed
+    np.testing.assert_array_equal(u.agent_output["action"], [7, 8])
+
+
+def test_a_batch_append_skips_evaluation_envs():
+    b = UnrollBuilder(num_envs=4, unroll_length=1)
+    rows = [0, 1, 2, 3]
+    completed = []
+    for t in range(3):
+        completed += b.append_batch(rows, **batch_step(t, rows), skip=lambda env: env >= 2)
+    assert [env for env, _ in completed] == [0, 1, 0, 1]
+    assert b.pending(2) == b.pending(3) == 0  # never a step of theirs
+
+
+def test_a_batch_append_overlaps_unrolls_by_the_burn_in():
+    T, burn_in = 4, 1
+    b = UnrollBuilder(num_envs=2, unroll_length=T, overlap=burn_in + 1)
+    rows = [1, 0]
+    completed = []
+    for t in range(12):
+        completed += b.append_batch(rows, **batch_step(t, rows))
+    for env in rows:  # each unroll starts T + 1 - overlap = 3 steps after the previous one
+        starts = [int(u.prev_action[0]) - 100 * env for e, u in completed if e == env]
+        assert starts == [0, 3, 6]
+        assert all(u.core_state[0][0] == u.prev_action[0] for e, u in completed if e == env)
