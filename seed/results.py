@@ -1,4 +1,5 @@
-"""Reading what runs and benchmarks wrote under a results root, for notebooks and tools.
+"""Reading what runs and benchmarks wrote under a results root: the one reading layer of
+the suite (``seed compare``, the plots, the notebooks and tests all read runs through it).
 
 A *run directory* is what ``seed train`` writes (docs/design.md, "What every run writes"):
 ``config.json``, ``metrics.csv``, ``episodes.csv`` (plus ``summary.json``,
@@ -15,8 +16,11 @@ A *run directory* is what ``seed train`` writes (docs/design.md, "What every run
   ``seed compare`` / ``seed roofline`` write (``compare.csv``, ``sweep.csv``,
   ``results/roofline/*.json``), raising :class:`ResultsFileError` on a bad file;
   :func:`find_compare_files` and friends find them.
-* :func:`steady_fps`, :func:`rolling_returns` and :func:`mean_curve` are the few
-  computations the notebooks share.
+* :func:`read_metrics` reads one ``metrics.csv``; :func:`steady_state` computes a run's
+  steady-state figures from it by the rule ``seed compare`` measures with (described at
+  "steady state" below), :func:`steady_fps` one of them.
+* :func:`rolling_returns`, :func:`return_curve` and :func:`mean_curve` shape episode
+  returns into curves.
 
 Frames are env frames (emulator frames: an Atari step with frame skip 4 is 4 frames), as
 the runs write them; ``Run.frames_per_step`` tells how many frames one env step is.
@@ -127,7 +131,9 @@ def find_runs(root, include_partial: bool = False) -> list[Path]:
 def _read_csv(path: Path, required: list[str], optional: list[str], error,
               allow_no_rows: bool) -> pd.DataFrame:
     """A strictly checked numeric CSV: every row has the header's field count, every
-    value is a number or empty, the required columns are there."""
+    value is a number or empty, the required columns are there. A column whose cells are
+    all integers is int64, any other float64 (NaN where a cell is empty); ``optional``
+    columns the file lacks are added, all NaN."""
     if not path.exists():
         raise error(f"{path}: missing")
     if not path.is_file():
@@ -154,22 +160,41 @@ def _read_csv(path: Path, required: list[str], optional: list[str], error,
                         "(truncated or garbled row)")
     if not body and not allow_no_rows:
         raise error(f"{path}: header only, no rows (the run logged nothing)")
-    df = pd.DataFrame(body, columns=header)
-    for col in header:
-        values = pd.to_numeric(df[col].str.strip().replace("", np.nan), errors="coerce")
-        bad = values.isna() & (df[col].str.strip() != "")
-        if bad.any():
-            line = int(np.flatnonzero(bad.to_numpy())[0]) + 2
-            raise error(f"{path}: line {line}, column {col}: {df[col][bad].iloc[0]!r} is not "
-                        "a number")
-        df[col] = values
+    data = {}
+    for j, col in enumerate(header):
+        cells = [r[j] for r in body]
+        data[col], bad = _numbers(cells)
+        if bad is not None:
+            raise error(f"{path}: line {bad + 2}, column {col}: {cells[bad]!r} is not a "
+                        "number")
     for col in optional:
-        if col not in df.columns:
-            df[col] = np.nan
-    return df
+        data.setdefault(col, np.full(len(body), np.nan))
+    return pd.DataFrame(data)
+
+
+def _numbers(cells: list[str]) -> tuple[np.ndarray, int | None]:
+    """One column's cells parsed as Python parses numbers (``int``, else ``float``), so
+    every reader of a run sees the values ``seed compare`` computed its figures from;
+    with the index of the first cell that is not a number (None when all are)."""
+    stripped = [c.strip() for c in cells]
+    if stripped and all(stripped):
+        try:
+            return np.array([int(c) for c in stripped], dtype=np.int64), None
+        except (ValueError, OverflowError):
+            pass
+    out = np.full(len(cells), np.nan)
+    for i, c in enumerate(stripped):
+        if c:
+            try:
+                out[i] = float(c)
+            except ValueError:
+                return out, i
+    return out, None
 
 
 def read_metrics(path) -> pd.DataFrame:
+    """A run's metrics.csv; RunDirError (one line) when it is missing, empty or damaged
+    (a row being written while it is read shows as a truncated row)."""
     return _read_csv(Path(path), REQUIRED_METRICS, METRICS_COLUMNS + LEARNING_COLUMNS,
                      RunDirError, allow_no_rows=False)
 
@@ -310,18 +335,103 @@ def first_reaching(episodes: pd.DataFrame, threshold: float, window: int = 100) 
             "wall_time": float(ordered["wall_time"].iloc[i]), "episodes": i + 1}
 
 
-# --------------------------------------------------------------------------- computations
+# --------------------------------------------------------------------------- steady state
+
+# The rule (what "steady state" means here; ``seed compare`` stops its runs and computes
+# its table by it, and every other reader of a run uses the same one):
+#
+# A run's first rows include start-up: actors importing TensorFlow and connecting,
+# ``tf.function`` tracing, the unroll queue filling before the first train step. The
+# *warm-up row* is the first row with ``env_frames > 0`` and, in train mode, also
+# ``learner_steps > 0``. The steady window is every row *after* it (the warm-up row's own
+# interval still holds start-up). Figures over the window:
+#
+# * ``fps``: (env_frames[last] - env_frames[warm-up]) / (wall_time[last] -
+#   wall_time[warm-up]): the cumulative counters, not a mean of per-row rates.
+# * ``learner_fps``: each row's ``learner_fps`` weighted by its duration (= trained frames
+#   over the window / window seconds).
+# * ``inference_batch_size``: env steps per batch over the window: sum(steps) /
+#   sum(steps / batch) (each row's mean weighted by its number of batches).
+# * ``latency_p50_ms``, ``latency_p99_ms``, ``parameter_pull_ms``, ``inference_ms``: each
+#   row's figure weighted by the env steps of its interval (requests and pulls are in
+#   proportion to steps); the window's p50/p99 are approximated by these weighted means of
+#   per-interval percentiles.
+#
+# When no row follows the warm-up row (a run too short for its log interval), the figures
+# are taken over all rows with ``env_frames > 0`` from the run start and ``steady`` is
+# False, so a reader can tell.
+
+def _rows(metrics: pd.DataFrame) -> list[dict]:
+    """Metrics rows as dicts of floats, None where a cell is empty."""
+    return [{k: (None if pd.isna(v) else float(v)) for k, v in row.items()}
+            for row in metrics.to_dict("records")]
+
+
+def _warmup(rows: list[dict], train: bool) -> int | None:
+    for i, r in enumerate(rows):
+        if (r.get("env_frames") or 0) > 0 and (not train or (r.get("learner_steps") or 0) > 0):
+            return i
+    return None
+
+
+def warmup_index(metrics: pd.DataFrame, train: bool) -> int | None:
+    """Position of the warm-up row of a run's metrics (the rule above); None when no row
+    has frames (and, in train mode, learner steps) yet."""
+    return _warmup(_rows(metrics), train)
+
+
+def _weighted(pairs):
+    pairs = [(v, w) for v, w in pairs if v is not None and w is not None and w > 0]
+    total = sum(w for _, w in pairs)
+    return sum(v * w for v, w in pairs) / total if total > 0 else None
+
 
 def steady_state(metrics: pd.DataFrame, train: bool = True) -> dict:
-    """Steady-state figures of a run's metrics by the rule ``seed compare`` uses
-    (:mod:`seed.bench.steady`: everything after the first row with frames, and in train
-    mode learner steps; fps from the cumulative counters over that window), so a run's
-    figure and a compare's figure mean the same thing. Keys: steady (False when the run
-    was too short for a window), fps, learner_fps, window_s, ..."""
-    from seed.bench.steady import steady_state as rule
-    records = [{k: (None if pd.isna(v) else float(v)) for k, v in row.items()}
-               for row in metrics.to_dict("records")]
-    return rule(records, train)
+    """Steady-state figures of a run's metrics (:func:`read_metrics`) by the rule above.
+
+    Keys: steady (False when the run was too short for a window), rows, steady_rows,
+    warmup_s, window_s, fps, learner_fps, inference_batch_size, latency_p50_ms,
+    latency_p99_ms, parameter_pull_ms, inference_ms, env_frames (of the last row); None
+    where a figure cannot be had."""
+    rows = _rows(metrics)
+    out = {"steady": False, "rows": len(rows), "steady_rows": 0, "warmup_s": None,
+           "window_s": None, "fps": None, "learner_fps": None, "inference_batch_size": None,
+           "latency_p50_ms": None, "latency_p99_ms": None, "parameter_pull_ms": None,
+           "inference_ms": None, "env_frames": (rows[-1].get("env_frames") if rows else None)}
+    w = _warmup(rows, train)
+    if w is not None and w + 1 < len(rows):
+        start = rows[w]
+        window = rows[w + 1:]
+        out["steady"] = True
+    else:
+        # Too short for a steady window: everything since the start, flagged.
+        start = {"wall_time": 0.0, "env_frames": 0.0, "env_steps": 0.0}
+        window = [r for r in rows if (r.get("env_frames") or 0) > 0]
+        if not window:
+            return out
+    out["steady_rows"] = len(window) if out["steady"] else 0
+    out["warmup_s"] = start["wall_time"] if out["steady"] else None
+
+    prev_t, prev_steps = start["wall_time"], start.get("env_steps") or 0.0
+    durations, steps = [], []
+    for r in window:
+        durations.append(max(r["wall_time"] - prev_t, 0.0))
+        steps.append(max((r.get("env_steps") or 0.0) - prev_steps, 0.0))
+        prev_t, prev_steps = r["wall_time"], r.get("env_steps") or prev_steps
+    span = window[-1]["wall_time"] - start["wall_time"]
+    out["window_s"] = span
+    if span > 0:
+        out["fps"] = (window[-1]["env_frames"] - (start.get("env_frames") or 0.0)) / span
+    out["learner_fps"] = _weighted((r.get("learner_fps"), d) for r, d in zip(window, durations))
+    if train and out["learner_fps"] is None:
+        out["learner_fps"] = 0.0
+    batches = [(s / r["inference_batch_size"], s) for r, s in zip(window, steps)
+               if r.get("inference_batch_size") and s > 0]
+    if batches:
+        out["inference_batch_size"] = sum(s for _, s in batches) / sum(b for b, _ in batches)
+    for col in ("latency_p50_ms", "latency_p99_ms", "parameter_pull_ms", "inference_ms"):
+        out[col] = _weighted((r.get(col), s) for r, s in zip(window, steps))
+    return out
 
 
 def steady_fps(metrics: pd.DataFrame, train: bool = True, column: str = "fps") -> float:
@@ -330,6 +440,8 @@ def steady_fps(metrics: pd.DataFrame, train: bool = True, column: str = "fps") -
     value = steady_state(metrics, train).get(column)
     return float("nan") if value is None else float(value)
 
+
+# --------------------------------------------------------------------------- computations
 
 def rolling_returns(episodes: pd.DataFrame, window: int) -> pd.DataFrame:
     """Episodes sorted by frames, with ``return_rolling``: the mean return of the last

@@ -12,7 +12,7 @@ import json
 import sys
 from pathlib import Path
 
-from seed.bench.steady import read_metrics
+from seed.results import read_metrics
 
 COLORS = {"seed": "tab:blue", "impala": "tab:orange"}
 
@@ -39,7 +39,7 @@ def plot_compare(out_dir: str | Path) -> Path:
             metrics = out_dir / Path(r["run_dir"]).name / "metrics.csv"
         if metrics.exists():
             m = read_metrics(metrics)
-            left.plot([x["wall_time"] for x in m], [x["fps"] for x in m], label=r["run"],
+            left.plot(m["wall_time"], m["fps"], label=r["run"],
                       color=COLORS.get(r["arch"]), linestyle="-" if r["run"] != "seed-2" else "--")
     left.set_xlabel("wall time (s)")
     left.set_ylabel("env frames / s (emulator frames)")
