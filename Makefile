@@ -62,7 +62,7 @@ test-all: setup football-setup
 demo: setup
 	$(SEED) compare --config experiments/atari_pong_vtrace.yaml --seconds $(or $(SECONDS),45) \
 	    --mode train --logdir results/demo/$(RUN_ID)
-	@$(PY) -m seed.bench.plot_compare results/demo/$(RUN_ID) >/dev/null
+	@$(PY) -m seed.plots.compare results/demo/$(RUN_ID) >/dev/null
 	@echo "table: results/demo/$(RUN_ID)/compare.csv   plot: results/demo/$(RUN_ID)/compare.png"
 
 $(BENCHMARKS): %: setup
@@ -75,7 +75,7 @@ $(addprefix compare-,$(BENCHMARKS)): compare-%: setup
 	$(SEED) compare --config experiments/$*.yaml --mode $(MODE) \
 	    --seconds $(or $(SECONDS),$(COMPARE_SECONDS)) --logdir results/compare-$*/$(MODE)-$(RUN_ID) \
 	    $(if $(ACTORS),--actors $(ACTORS)) $(if $(ENVS),--envs-per-actor $(ENVS))
-	$(PY) -m seed.bench.plot_compare results/compare-$*/$(MODE)-$(RUN_ID)
+	$(PY) -m seed.plots.compare results/compare-$*/$(MODE)-$(RUN_ID)
 
 $(addprefix roofline-,$(BENCHMARKS)): roofline-%: setup
 	$(SEED) roofline --config experiments/$*.yaml $(if $(SECONDS),--seconds $(SECONDS))

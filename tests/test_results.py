@@ -77,6 +77,24 @@ def make_run(run_dir: Path, arch: str, seed: int, fps: float, intervals: int = 8
     return run_dir
 
 
+def make_compare(d: Path, mode: str, seed_fps: float, impala_fps: float,
+                 config: dict | None = None, config_in_json: bool = True) -> Path:
+    """A seed compare output: compare.csv (SEED, IMPALA, SEED), base_config.json and
+    compare.json (with the config too unless ``config_in_json`` is False)."""
+    d.mkdir(parents=True)
+    _write_csv(d / "compare.csv", ["run", "arch", "fps"],
+               [{"run": "seed-1", "arch": "seed", "fps": seed_fps},
+                {"run": "impala-1", "arch": "impala", "fps": impala_fps},
+                {"run": "seed-2", "arch": "seed", "fps": seed_fps}])
+    config = {"benchmark": BENCH, "env": "toy:catch", "network": "mlp", **(config or {})}
+    (d / "base_config.json").write_text(json.dumps(config))
+    meta = {"mode": mode, "fps_ratio": seed_fps / impala_fps, "frames_per_cpu_s_ratio": 0.9}
+    if config_in_json:
+        meta["config"] = config
+    (d / "compare.json").write_text(json.dumps(meta))
+    return d
+
+
 def make_tree(root: Path) -> Path:
     """Two architectures x two seeds of one benchmark, a compare, a sweep, a roofline."""
     for arch, fps in (("seed", 400.0), ("impala", 250.0)):
@@ -380,15 +398,52 @@ def test_first_reaching_a_return_by_hand():
     assert R.first_reaching(ep, -21.0, window=10) is None  # fewer episodes than the window
 
 
-def test_diagnostics_figure_has_a_panel_per_logged_diagnostic(tmp_path):
-    from seed import learning_plots
-    new = R.load_run(make_run(tmp_path / "new", "seed", 0, 100.0))
-    old = R.load_run(make_run(tmp_path / "old", "impala", 0, 100.0, diagnostics=False))
-    panels = [p[0] for p in learning_plots.available_panels([new, old])]
-    assert panels == ["entropy", "mean_abs_log_rho", "explained_variance", "update_ratio",
-                      "grad_norm", "dead_relu"]
-    fig = learning_plots.diagnostics_figure([new, old], "t")
-    assert len([a for a in fig.axes if a.get_visible()]) == 6
-    dead = [a for a in fig.axes if a.get_title().startswith("dead ReLU")][0]
-    assert len(dead.lines) == 2  # one line per layer of the run that logged them
-    assert learning_plots.diagnostics_figure([old]) is None
+def test_compare_ratios_group_repeats_and_sweeps(tmp_path):
+    root = tmp_path
+    make_compare(root / "c" / "serve-1", "serve", 100.0, 200.0)
+    make_compare(root / "c" / "serve-2", "serve", 150.0, 200.0,
+                 {"jit_inference": True, "actor_splits": 1, "network_kwargs": {"h": [8]}})
+    make_compare(root / "c" / "serve-3", "serve", 90.0, 100.0, {"actor_splits": 2},
+                 config_in_json=False)
+    make_compare(root / "c" / "train-1", "train", 300.0, 200.0)
+    sweep = root / "c" / "sweep"
+    for size, kwargs in (("small", [64, 64]), ("large", [2048, 2048])):  # not alphabetical
+        make_compare(sweep / size, "serve", 100.0, 100.0, {"network_kwargs": {
+            "hidden_sizes": kwargs}})
+    _write_csv(sweep / "sweep.csv", ["size", "seed_fps", "impala_fps"],
+               [{"size": "small", "seed_fps": 1, "impala_fps": 1},
+                {"size": "large", "seed_fps": 1, "impala_fps": 1}])
+    compares = [R.load_compare(p, root) for p in R.find_compare_files(root)]
+    t = R.compare_ratios(compares)
+    assert list(t["group"]) == [f"{BENCH} · serve · mlp"] * 3 + [
+        f"{BENCH} · serve · sweep small (mlp hidden_sizes 64x64)",
+        f"{BENCH} · serve · sweep large (mlp hidden_sizes 2048x2048)",
+        f"{BENCH} · train · mlp"]
+    assert t["fps_ratio"].tolist()[:4] == pytest.approx([0.5, 0.75, 0.9, 1.0])
+    assert t["options"].tolist()[:3] == ["", "jit_inference", "actor_splits=2"]
+    assert t["sweep_size"].tolist()[3:5] == ["small", "large"]
+    assert t["cpu_ratio"].iloc[0] == pytest.approx(0.9) and t["seed_fps"].iloc[1] == 150.0
+    assert R.compare_ratios([]).empty
+
+
+def test_roofline_fractions_and_final_returns(tmp_path):
+    root = make_tree(tmp_path)
+    runs, _ = R.load_runs(root)
+    compares = [R.load_compare(p, root) for p in R.find_compare_files(root)]
+    roofs = [R.load_roofline(p) for p in R.find_roofline_files(root)]
+    frac = R.roofline_fractions(runs, compares, roofs, root)
+    # compare.json holds no roofline: every row is a run against toy_catch_mlp.json
+    assert set(frac["source"]) == {"runs vs toy_catch_mlp.json"} and len(frac) == 4
+    seed1 = frac[(frac["arch"] == "seed") & (frac["run"] == "run-1")].iloc[0]
+    assert seed1["ceiling"] == 1000.0 and seed1["fraction"] == pytest.approx(0.42, rel=1e-3)
+    (root / BENCH / "compare" / "20260101-000000" / "compare.json").write_text(json.dumps(
+        {"mode": "train", "roofline": {"mode": "train", "seed_fraction": 0.5,
+                                       "seed_ceiling_fps": 800.0, "impala_fraction": None,
+                                       "mismatched": ["batch_size"]}}))
+    compares = [R.load_compare(p, root) for p in R.find_compare_files(root)]
+    frac = R.roofline_fractions(runs, compares, roofs, root)
+    row = frac[frac["run"] == "mean"].iloc[0]
+    assert row["source"] == (f"{BENCH}/compare/20260101-000000 (roofline shape differs: "
+                             "batch_size)") and row["fps"] == 400.0
+    final = R.final_returns(runs).set_index("arch")
+    assert final.loc["seed", "runs"] == 2 and final.loc["impala", "runs"] == 2
