@@ -92,3 +92,12 @@ def test_no_runs_is_a_one_line_error(tmp_path, capsys):
     assert err.startswith("run_notebooks: error: no runs under") and "\n" not in err
     assert run_notebooks.main(["--results", str(tmp_path / "nope")]) == 1
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_missing_jupyter_packages_are_a_one_line_error(tmp_path, monkeypatch, capsys):
+    make_run(tmp_path / "results" / BENCH / "seed" / "r0", "seed", 0, 100.0)
+    monkeypatch.setitem(sys.modules, "nbclient", None)  # as if the extra were not installed
+    assert run_notebooks.main(["--results", str(tmp_path / "results")]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("run_notebooks: error: nbclient is not installed") and "\n" not in err
+    assert "pip install -e '.[notebooks]'" in err
