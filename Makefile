@@ -27,7 +27,7 @@ help:  ## list the targets
 	@echo "make demo                 set up .venv, run a short SEED-vs-IMPALA comparison on Atari Pong, plot it"
 	@echo "make test                 set up (Football engine included) and run the test suite"
 	@echo "make test-all             the test suite including slow tests"
-	@echo "make setup                create $(VENV) and install the suite (+ dev and ray extras)"
+	@echo "make setup                create $(VENV) and install the suite (+ dev, ray, notebooks extras)"
 	@echo "make football-setup       build and install gfootball into $(VENV) (apt packages too)"
 	@echo "make <benchmark>          train a benchmark under SEED          (results/<benchmark>/seed/<run_id>)"
 	@echo "make <benchmark>-impala   train it under the IMPALA baseline    (results/<benchmark>/impala/<run_id>)"
@@ -46,7 +46,7 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install -q --upgrade pip
-	$(VENV)/bin/pip install -q -e '.[dev,ray]'
+	$(VENV)/bin/pip install -q -e '.[dev,ray,notebooks]'
 	$(PY) -c "import seed.transport.proto"  # compile the .proto once
 	touch $(STAMP)
 
@@ -62,7 +62,7 @@ test-all: setup football-setup
 demo: setup
 	$(SEED) compare --config experiments/atari_pong_vtrace.yaml --seconds $(or $(SECONDS),45) \
 	    --mode train --logdir results/demo/$(RUN_ID)
-	@$(PY) -m seed.bench.plot_compare results/demo/$(RUN_ID) >/dev/null
+	@$(PY) -m seed.plots.compare results/demo/$(RUN_ID) >/dev/null
 	@echo "table: results/demo/$(RUN_ID)/compare.csv   plot: results/demo/$(RUN_ID)/compare.png"
 
 $(BENCHMARKS): %: setup
@@ -75,7 +75,7 @@ $(addprefix compare-,$(BENCHMARKS)): compare-%: setup
 	$(SEED) compare --config experiments/$*.yaml --mode $(MODE) \
 	    --seconds $(or $(SECONDS),$(COMPARE_SECONDS)) --logdir results/compare-$*/$(MODE)-$(RUN_ID) \
 	    $(if $(ACTORS),--actors $(ACTORS)) $(if $(ENVS),--envs-per-actor $(ENVS))
-	$(PY) -m seed.bench.plot_compare results/compare-$*/$(MODE)-$(RUN_ID)
+	$(PY) -m seed.plots.compare results/compare-$*/$(MODE)-$(RUN_ID)
 
 $(addprefix roofline-,$(BENCHMARKS)): roofline-%: setup
 	$(SEED) roofline --config experiments/$*.yaml $(if $(SECONDS),--seconds $(SECONDS))

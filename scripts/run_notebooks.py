@@ -7,8 +7,10 @@ named) top to bottom with nbclient on the ``python3`` Jupyter kernel, reading th
 results root ``--results`` (default ``$SEED_RESULTS`` or ``results``) and writing their
 PNGs to ``--plots`` (default ``$SEED_PLOTS`` or ``<results>/plots``). The executed
 notebooks, with their outputs, are saved beside the PNGs; the ones in ``notebooks/``
-stay output-free. Exits non-zero with one line when the root holds no run, the kernel
-is missing, or a cell fails (naming the notebook and cell).
+stay output-free. Exits non-zero with one line when the root holds no run, the Jupyter
+packages (the ``notebooks`` extra) or the kernel are missing, or a cell fails (naming the
+notebook and cell). The notebooks hold a few lines per cell: the figures are drawn by
+:mod:`seed.plots`, the data read by :mod:`seed.results`.
 """
 
 from __future__ import annotations
@@ -28,8 +30,15 @@ class NotebookRunError(RuntimeError):
     """The notebooks cannot run or failed; the message is one line."""
 
 
-def _check_kernel() -> None:
-    from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+def _check_jupyter() -> None:
+    try:
+        import nbclient  # noqa: F401  (run_notebooks executes with it)
+        import nbformat  # noqa: F401
+        from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+    except ImportError as e:
+        raise NotebookRunError(
+            f"{e.name} is not installed: the notebooks need the notebooks extra, "
+            "`pip install -e '.[notebooks]'` (make setup installs it)") from None
     try:
         KernelSpecManager().get_kernel_spec(KERNEL)
     except NoSuchKernel:
@@ -63,10 +72,6 @@ def _error_line(nb_name: str, exc) -> str:
 def run_notebooks(results, plots=None, names=DEFAULT_NOTEBOOKS, timeout: int = 600,
                   echo=print) -> list[Path]:
     """Execute the notebooks; returns the PNGs in ``plots`` afterwards."""
-    import nbformat
-    from nbclient import NotebookClient
-    from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
-
     results = Path(results).resolve()
     plots = Path(plots).resolve() if plots else results / "plots"
     paths = []
@@ -78,7 +83,10 @@ def run_notebooks(results, plots=None, names=DEFAULT_NOTEBOOKS, timeout: int = 6
             raise NotebookRunError(f"notebook {name} not found (looked in {NOTEBOOKS})")
         paths.append(p)
     n = _check_results(results)
-    _check_kernel()
+    _check_jupyter()
+    import nbformat
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
     plots.mkdir(parents=True, exist_ok=True)
     echo(f"{n} run dir(s) under {results}; plots to {plots}")
 

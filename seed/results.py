@@ -1,4 +1,5 @@
-"""Reading what runs and benchmarks wrote under a results root, for notebooks and tools.
+"""Reading what runs and benchmarks wrote under a results root: the one reading layer of
+the suite (``seed compare``, the plots, the notebooks and tests all read runs through it).
 
 A *run directory* is what ``seed train`` writes (docs/design.md, "What every run writes"):
 ``config.json``, ``metrics.csv``, ``episodes.csv`` (plus ``summary.json``,
@@ -15,8 +16,11 @@ A *run directory* is what ``seed train`` writes (docs/design.md, "What every run
   ``seed compare`` / ``seed roofline`` write (``compare.csv``, ``sweep.csv``,
   ``results/roofline/*.json``), raising :class:`ResultsFileError` on a bad file;
   :func:`find_compare_files` and friends find them.
-* :func:`steady_fps`, :func:`rolling_returns` and :func:`mean_curve` are the few
-  computations the notebooks share.
+* :func:`read_metrics` reads one ``metrics.csv``; :func:`steady_state` computes a run's
+  steady-state figures from it by the rule ``seed compare`` measures with (described at
+  "steady state" below), :func:`steady_fps` one of them.
+* :func:`rolling_returns`, :func:`return_curve` and :func:`mean_curve` shape episode
+  returns into curves.
 
 Frames are env frames (emulator frames: an Atari step with frame skip 4 is 4 frames), as
 the runs write them; ``Run.frames_per_step`` tells how many frames one env step is.
@@ -28,6 +32,7 @@ import csv
 import dataclasses
 import json
 import math
+import os
 from pathlib import Path
 
 import numpy as np
@@ -127,7 +132,9 @@ def find_runs(root, include_partial: bool = False) -> list[Path]:
 def _read_csv(path: Path, required: list[str], optional: list[str], error,
               allow_no_rows: bool) -> pd.DataFrame:
     """A strictly checked numeric CSV: every row has the header's field count, every
-    value is a number or empty, the required columns are there."""
+    value is a number or empty, the required columns are there. A column whose cells are
+    all integers is int64, any other float64 (NaN where a cell is empty); ``optional``
+    columns the file lacks are added, all NaN."""
     if not path.exists():
         raise error(f"{path}: missing")
     if not path.is_file():
@@ -154,22 +161,41 @@ def _read_csv(path: Path, required: list[str], optional: list[str], error,
                         "(truncated or garbled row)")
     if not body and not allow_no_rows:
         raise error(f"{path}: header only, no rows (the run logged nothing)")
-    df = pd.DataFrame(body, columns=header)
-    for col in header:
-        values = pd.to_numeric(df[col].str.strip().replace("", np.nan), errors="coerce")
-        bad = values.isna() & (df[col].str.strip() != "")
-        if bad.any():
-            line = int(np.flatnonzero(bad.to_numpy())[0]) + 2
-            raise error(f"{path}: line {line}, column {col}: {df[col][bad].iloc[0]!r} is not "
-                        "a number")
-        df[col] = values
+    data = {}
+    for j, col in enumerate(header):
+        cells = [r[j] for r in body]
+        data[col], bad = _numbers(cells)
+        if bad is not None:
+            raise error(f"{path}: line {bad + 2}, column {col}: {cells[bad]!r} is not a "
+                        "number")
     for col in optional:
-        if col not in df.columns:
-            df[col] = np.nan
-    return df
+        data.setdefault(col, np.full(len(body), np.nan))
+    return pd.DataFrame(data)
+
+
+def _numbers(cells: list[str]) -> tuple[np.ndarray, int | None]:
+    """One column's cells parsed as Python parses numbers (``int``, else ``float``), so
+    every reader of a run sees the values ``seed compare`` computed its figures from;
+    with the index of the first cell that is not a number (None when all are)."""
+    stripped = [c.strip() for c in cells]
+    if stripped and all(stripped):
+        try:
+            return np.array([int(c) for c in stripped], dtype=np.int64), None
+        except (ValueError, OverflowError):
+            pass
+    out = np.full(len(cells), np.nan)
+    for i, c in enumerate(stripped):
+        if c:
+            try:
+                out[i] = float(c)
+            except ValueError:
+                return out, i
+    return out, None
 
 
 def read_metrics(path) -> pd.DataFrame:
+    """A run's metrics.csv; RunDirError (one line) when it is missing, empty or damaged
+    (a row being written while it is read shows as a truncated row)."""
     return _read_csv(Path(path), REQUIRED_METRICS, METRICS_COLUMNS + LEARNING_COLUMNS,
                      RunDirError, allow_no_rows=False)
 
@@ -254,6 +280,11 @@ def is_training_run(run: Run) -> bool:
     return not any(part.startswith("compare-") or part == "demo" for part in run.path.parts)
 
 
+def run_mode(run: Run) -> str:
+    """``train``, or ``serve`` for a run that only served inference (``train: false``)."""
+    return "train" if run.config.get("train", True) else "serve"
+
+
 def runs_table(runs: list[Run]) -> pd.DataFrame:
     """One row per run: what it is and what it reached (for printing)."""
     rows = []
@@ -261,14 +292,15 @@ def runs_table(runs: list[Run]) -> pd.DataFrame:
         m = r.metrics
         rows.append({
             "benchmark": r.benchmark, "arch": r.architecture, "run": r.run_id,
-            "seed": r.seed, "env": r.env, "frames_per_step": r.frames_per_step,
+            "mode": run_mode(r), "seed": r.seed, "env": r.env,
+            "frames_per_step": r.frames_per_step,
             "env_frames": int(m["env_frames"].max()), "wall_s": float(m["wall_time"].max()),
             "episodes": len(r.episodes),
-            "steady_fps": steady_fps(m, bool(r.config.get("train", True))),
+            "steady_fps": steady_fps(m, run_mode(r) == "train"),
             "final_return": final_return(training_episodes(r.episodes)),
             "final_eval_return": final_return(evaluation_episodes(r.episodes)),
         })
-    return pd.DataFrame(rows, columns=["benchmark", "arch", "run", "seed", "env",
+    return pd.DataFrame(rows, columns=["benchmark", "arch", "run", "mode", "seed", "env",
                                        "frames_per_step", "env_frames", "wall_s",
                                        "episodes", "steady_fps", "final_return",
                                        "final_eval_return"])
@@ -310,18 +342,103 @@ def first_reaching(episodes: pd.DataFrame, threshold: float, window: int = 100) 
             "wall_time": float(ordered["wall_time"].iloc[i]), "episodes": i + 1}
 
 
-# --------------------------------------------------------------------------- computations
+# --------------------------------------------------------------------------- steady state
+
+# The rule (what "steady state" means here; ``seed compare`` stops its runs and computes
+# its table by it, and every other reader of a run uses the same one):
+#
+# A run's first rows include start-up: actors importing TensorFlow and connecting,
+# ``tf.function`` tracing, the unroll queue filling before the first train step. The
+# *warm-up row* is the first row with ``env_frames > 0`` and, in train mode, also
+# ``learner_steps > 0``. The steady window is every row *after* it (the warm-up row's own
+# interval still holds start-up). Figures over the window:
+#
+# * ``fps``: (env_frames[last] - env_frames[warm-up]) / (wall_time[last] -
+#   wall_time[warm-up]): the cumulative counters, not a mean of per-row rates.
+# * ``learner_fps``: each row's ``learner_fps`` weighted by its duration (= trained frames
+#   over the window / window seconds).
+# * ``inference_batch_size``: env steps per batch over the window: sum(steps) /
+#   sum(steps / batch) (each row's mean weighted by its number of batches).
+# * ``latency_p50_ms``, ``latency_p99_ms``, ``parameter_pull_ms``, ``inference_ms``: each
+#   row's figure weighted by the env steps of its interval (requests and pulls are in
+#   proportion to steps); the window's p50/p99 are approximated by these weighted means of
+#   per-interval percentiles.
+#
+# When no row follows the warm-up row (a run too short for its log interval), the figures
+# are taken over all rows with ``env_frames > 0`` from the run start and ``steady`` is
+# False, so a reader can tell.
+
+def _rows(metrics: pd.DataFrame) -> list[dict]:
+    """Metrics rows as dicts of floats, None where a cell is empty."""
+    return [{k: (None if pd.isna(v) else float(v)) for k, v in row.items()}
+            for row in metrics.to_dict("records")]
+
+
+def _warmup(rows: list[dict], train: bool) -> int | None:
+    for i, r in enumerate(rows):
+        if (r.get("env_frames") or 0) > 0 and (not train or (r.get("learner_steps") or 0) > 0):
+            return i
+    return None
+
+
+def warmup_index(metrics: pd.DataFrame, train: bool) -> int | None:
+    """Position of the warm-up row of a run's metrics (the rule above); None when no row
+    has frames (and, in train mode, learner steps) yet."""
+    return _warmup(_rows(metrics), train)
+
+
+def _weighted(pairs):
+    pairs = [(v, w) for v, w in pairs if v is not None and w is not None and w > 0]
+    total = sum(w for _, w in pairs)
+    return sum(v * w for v, w in pairs) / total if total > 0 else None
+
 
 def steady_state(metrics: pd.DataFrame, train: bool = True) -> dict:
-    """Steady-state figures of a run's metrics by the rule ``seed compare`` uses
-    (:mod:`seed.bench.steady`: everything after the first row with frames, and in train
-    mode learner steps; fps from the cumulative counters over that window), so a run's
-    figure and a compare's figure mean the same thing. Keys: steady (False when the run
-    was too short for a window), fps, learner_fps, window_s, ..."""
-    from seed.bench.steady import steady_state as rule
-    records = [{k: (None if pd.isna(v) else float(v)) for k, v in row.items()}
-               for row in metrics.to_dict("records")]
-    return rule(records, train)
+    """Steady-state figures of a run's metrics (:func:`read_metrics`) by the rule above.
+
+    Keys: steady (False when the run was too short for a window), rows, steady_rows,
+    warmup_s, window_s, fps, learner_fps, inference_batch_size, latency_p50_ms,
+    latency_p99_ms, parameter_pull_ms, inference_ms, env_frames (of the last row); None
+    where a figure cannot be had."""
+    rows = _rows(metrics)
+    out = {"steady": False, "rows": len(rows), "steady_rows": 0, "warmup_s": None,
+           "window_s": None, "fps": None, "learner_fps": None, "inference_batch_size": None,
+           "latency_p50_ms": None, "latency_p99_ms": None, "parameter_pull_ms": None,
+           "inference_ms": None, "env_frames": (rows[-1].get("env_frames") if rows else None)}
+    w = _warmup(rows, train)
+    if w is not None and w + 1 < len(rows):
+        start = rows[w]
+        window = rows[w + 1:]
+        out["steady"] = True
+    else:
+        # Too short for a steady window: everything since the start, flagged.
+        start = {"wall_time": 0.0, "env_frames": 0.0, "env_steps": 0.0}
+        window = [r for r in rows if (r.get("env_frames") or 0) > 0]
+        if not window:
+            return out
+    out["steady_rows"] = len(window) if out["steady"] else 0
+    out["warmup_s"] = start["wall_time"] if out["steady"] else None
+
+    prev_t, prev_steps = start["wall_time"], start.get("env_steps") or 0.0
+    durations, steps = [], []
+    for r in window:
+        durations.append(max(r["wall_time"] - prev_t, 0.0))
+        steps.append(max((r.get("env_steps") or 0.0) - prev_steps, 0.0))
+        prev_t, prev_steps = r["wall_time"], r.get("env_steps") or prev_steps
+    span = window[-1]["wall_time"] - start["wall_time"]
+    out["window_s"] = span
+    if span > 0:
+        out["fps"] = (window[-1]["env_frames"] - (start.get("env_frames") or 0.0)) / span
+    out["learner_fps"] = _weighted((r.get("learner_fps"), d) for r, d in zip(window, durations))
+    if train and out["learner_fps"] is None:
+        out["learner_fps"] = 0.0
+    batches = [(s / r["inference_batch_size"], s) for r, s in zip(window, steps)
+               if r.get("inference_batch_size") and s > 0]
+    if batches:
+        out["inference_batch_size"] = sum(s for _, s in batches) / sum(b for b, _ in batches)
+    for col in ("latency_p50_ms", "latency_p99_ms", "parameter_pull_ms", "inference_ms"):
+        out[col] = _weighted((r.get(col), s) for r, s in zip(window, steps))
+    return out
 
 
 def steady_fps(metrics: pd.DataFrame, train: bool = True, column: str = "fps") -> float:
@@ -330,6 +447,8 @@ def steady_fps(metrics: pd.DataFrame, train: bool = True, column: str = "fps") -
     value = steady_state(metrics, train).get(column)
     return float("nan") if value is None else float(value)
 
+
+# --------------------------------------------------------------------------- computations
 
 def rolling_returns(episodes: pd.DataFrame, window: int) -> pd.DataFrame:
     """Episodes sorted by frames, with ``return_rolling``: the mean return of the last
@@ -481,7 +600,9 @@ def load_sweep(path, root=None) -> pd.DataFrame:
     path = Path(path)
     df = _read_table(path, REQUIRED_SWEEP,
                      ("seed_fps", "impala_fps", "fps_ratio", "parameters",
-                      "inf_cpu_us_per_sample_b1"))
+                      "inf_cpu_us_per_sample_b1", "inf_cpu_us_per_sample_actor_batch",
+                      "inf_cpu_us_per_sample_seed_batch", "seed_frames_per_cpu_s",
+                      "impala_frames_per_cpu_s", "frames_per_cpu_s_ratio"))
     df["size"] = df["size"].astype(str)
     df["source"] = str(path)
     if "benchmark" not in df.columns:
@@ -511,3 +632,155 @@ def load_all(root, finder, loader) -> tuple[list, list[tuple[Path, str]]]:
         except ResultsFileError as e:
             skipped.append((p, str(e)))
     return loaded, skipped
+
+
+# --------------------------------------------------------------------------- summaries
+
+def final_returns(runs: list[Run]) -> pd.DataFrame:
+    """Per benchmark x architecture, over the training runs among ``runs`` (compare and
+    demo runs measure throughput and would pass for seeds here): the number of runs, the
+    mean and std of their final returns (:func:`final_return`), the mean final return of
+    their evaluation envs, and their mean env frames."""
+    table = runs_table([r for r in runs if is_training_run(r)]).dropna(subset=["final_return"])
+    return (table.groupby(["benchmark", "arch"])
+            .agg(runs=("final_return", "count"), mean=("final_return", "mean"),
+                 std=("final_return", "std"), eval_mean=("final_eval_return", "mean"),
+                 env_frames=("env_frames", "mean"))
+            .reset_index())
+
+
+#: The data-path options (README: off by default): a compare whose runs set one otherwise
+#: than the config default is told apart on the ratio figure.
+DATA_PATH_OPTIONS = ("actor_splits", "jit_inference")
+
+
+def compare_config(compare_dir) -> dict:
+    """The config every run of a compare started from: compare.json's ``config``, else the
+    ``base_config.json`` beside it; {} when neither can be read."""
+    compare_dir = Path(compare_dir)
+    config = load_compare_json(compare_dir / "compare.json").get("config")
+    if isinstance(config, dict):
+        return config
+    base = load_compare_json(compare_dir / "base_config.json")  # same reading rules
+    return base if isinstance(base, dict) else {}
+
+
+def network_text(network: str, kwargs: dict | None) -> str:
+    """``mlp hidden_sizes 64x64``: a network and its keyword arguments, short."""
+    parts = [str(network or "?")]
+    for k, v in sorted((kwargs or {}).items()):
+        parts.append(f"{k} {'x'.join(map(str, v)) if isinstance(v, (list, tuple)) else v}")
+    return " ".join(parts)
+
+
+def options_text(config: dict) -> str:
+    """The data-path options a config sets otherwise than by default ("" for none)."""
+    from seed.config import Config
+    out = []
+    for name in DATA_PATH_OPTIONS:
+        value, default = config.get(name, getattr(Config, name)), getattr(Config, name)
+        if value is not None and value != default:
+            out.append(name if value is True else f"{name}={value}")
+    return ", ".join(out)
+
+
+def _sweep_position(compare_dir: Path) -> int | None:
+    """Where a compare stands in the sweep it belongs to (its folder's place among the
+    sizes of the ``sweep.csv`` one level up), None outside a sweep."""
+    sweep = compare_dir.parent / "sweep.csv"
+    if not sweep.is_file():
+        return None
+    try:
+        sizes = load_sweep(sweep)["size"].tolist()
+    except ResultsFileError:
+        sizes = []
+    return sizes.index(compare_dir.name) if compare_dir.name in sizes else len(sizes)
+
+
+def compare_ratios(compares: list[pd.DataFrame]) -> pd.DataFrame:
+    """One row per compare (each a :func:`load_compare` frame): the SEED/IMPALA ratios
+    of one measurement, and the group of repeats it belongs to.
+
+    Columns: benchmark, mode, network (its name; inside a sweep, where sizes differ, with
+    its keyword arguments as :func:`network_text` writes them), sweep_size (the size's
+    folder inside a sweep, "" outside one), options (:func:`options_text`),
+    fps_ratio, cpu_ratio (frames per CPU-second, SEED/IMPALA; NaN when not measured),
+    seed_fps (mean of the SEED runs), impala_fps, compare_dir, and group ("benchmark ·
+    mode · network", or "benchmark · mode · sweep <size> (network)"): compares of one
+    group are repeats of one measurement. Rows are in group order (benchmark, mode,
+    outside a sweep before a sweep's sizes in its order), then by folder."""
+    rows = []
+    for df in compares:
+        d = Path(df["compare_dir"].iloc[0])
+        config = compare_config(d)
+        position = _sweep_position(d)
+        size = d.name if position is not None else ""
+        network = network_text(config.get("network", ""), config.get("network_kwargs")
+                               if size else None)
+        meta = load_compare_json(d / "compare.json")
+        cpu = meta.get("frames_per_cpu_s_ratio")
+        rows.append({
+            "benchmark": df["benchmark"].iloc[0], "mode": df["mode"].iloc[0] or "?",
+            "network": network, "sweep_size": size, "options": options_text(config),
+            "fps_ratio": float(df["fps_ratio"].iloc[0]),
+            "cpu_ratio": float("nan") if cpu is None else float(cpu),
+            "seed_fps": float(df.loc[df["arch"] == "seed", "fps"].mean()),
+            "impala_fps": float(df.loc[df["arch"] == "impala", "fps"].mean()),
+            "compare_dir": str(d),
+            "group": " · ".join([df["benchmark"].iloc[0], df["mode"].iloc[0] or "?",
+                                 f"sweep {size} ({network})" if size else network]),
+            "_order": (-1 if position is None else position, d.name),
+        })
+    columns = ["benchmark", "mode", "network", "sweep_size", "options", "fps_ratio",
+               "cpu_ratio", "seed_fps", "impala_fps", "compare_dir", "group"]
+    if not rows:
+        return pd.DataFrame(columns=columns)
+    rows.sort(key=lambda r: (r["benchmark"], r["mode"], r["_order"][0], r["network"],
+                             r["_order"][1]))
+    return pd.DataFrame(rows)[columns]
+
+
+def roofline_fractions(runs: list[Run], compares: list[pd.DataFrame], roofs: list[dict],
+                       root=None) -> pd.DataFrame:
+    """Each architecture's steady frames/s as a fraction of this machine's ceiling
+    (``seed roofline``: cores / CPU seconds per frame of simulation + inference
+    [+ training]), from two sources: the fractions ``seed compare`` stored in compare.json
+    (one row per architecture and compare, ``source`` the compare's folder, ``run``
+    "mean"), and every run whose env,
+    network and shape (actors, envs per actor, unroll length, batch size) match a roofline
+    file. Columns: source, mode, arch, run, fps, ceiling, fraction."""
+    rows = []
+    for df in compares:
+        d = Path(df["compare_dir"].iloc[0])
+        where = os.path.relpath(d, root) if root is not None else str(d)
+        roof = load_compare_json(d / "compare.json").get("roofline") or {}
+        for arch in ("seed", "impala"):
+            if roof.get(f"{arch}_fraction") is None:
+                continue
+            note = (" (roofline shape differs: " + ", ".join(roof["mismatched"]) + ")"
+                    if roof.get("mismatched") else "")
+            rows.append({"source": f"{where}{note}", "mode": roof.get("mode", ""),
+                         "arch": arch, "run": "mean",
+                         "fps": roof[f"{arch}_fraction"] * roof[f"{arch}_ceiling_fps"],
+                         "ceiling": roof[f"{arch}_ceiling_fps"],
+                         "fraction": roof[f"{arch}_fraction"]})
+    for roof in roofs:
+        shape = roof.get("config", {})
+        for r in runs:
+            c = r.config
+            if (c.get("env"), c.get("network")) != (roof.get("env"), roof.get("network")):
+                continue
+            if c.get("network_kwargs", {}) != roof.get("network_kwargs", {}):
+                continue
+            if any(k in shape and shape[k] != c.get(k)
+                   for k in ("actors", "envs_per_actor", "unroll_length", "batch_size")):
+                continue
+            mode = run_mode(r)
+            ceiling = roof["ceilings"].get(f"{r.architecture}_{mode}")
+            fps = steady_fps(r.metrics, mode == "train")
+            if ceiling and not math.isnan(fps):
+                rows.append({"source": f"runs vs {Path(roof['source']).name}", "mode": mode,
+                             "arch": r.architecture, "run": r.run_id, "fps": fps,
+                             "ceiling": ceiling, "fraction": fps / ceiling})
+    return pd.DataFrame(rows, columns=["source", "mode", "arch", "run", "fps", "ceiling",
+                                       "fraction"])

@@ -1,4 +1,5 @@
-"""seed compare / seed roofline / the network-size sweep: schema and rules, not speed."""
+"""seed compare / seed roofline / the network-size sweep: schema and rules, not speed.
+(The steady-state rule they measure by is tested in test_results.py.)"""
 
 from __future__ import annotations
 
@@ -8,65 +9,9 @@ import math
 
 import pytest
 
-from seed.bench import compare, roofline, steady, sweep
+from seed.bench import compare, roofline, sweep
 from seed.cli import main
 from seed.config import Config, ConfigError
-
-COLS = ["wall_time", "env_steps", "env_frames", "fps", "learner_steps", "learner_fps",
-        "inference_batch_size", "latency_p50_ms", "latency_p99_ms", "parameter_pull_ms"]
-
-
-def _write_metrics(path, rows):
-    with open(path, "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(COLS)
-        for r in rows:
-            w.writerow(["" if v is None else v for v in r])
-
-
-# -- the steady-state rule -------------------------------------------------------------
-
-SYNTHETIC = [
-    # wall, steps, frames, fps, lsteps, lfps, batch, p50, p99, pull
-    (1.0, 0, 0, 0, 0, 0, None, None, None, None),          # start-up
-    (2.0, 100, 400, 400, 0, 0, 4, 9.0, 50.0, 5.0),          # frames, no training yet
-    (3.0, 300, 1200, 800, 1, 100, 4, 8.0, 40.0, 4.0),       # warm-up row (train mode)
-    (4.0, 700, 2800, 1600, 3, 400, 8, 2.0, 6.0, 1.0),       # steady
-    (6.0, 1300, 5200, 1200, 6, 300, 2, 4.0, 10.0, 3.0),     # steady (2 s interval)
-]
-
-
-def test_steady_state_rule_train_mode(tmp_path):
-    _write_metrics(tmp_path / "metrics.csv", SYNTHETIC)
-    s = steady.steady_state_of_run(tmp_path, train=True)
-    assert s["steady"] and s["steady_rows"] == 2
-    assert s["warmup_s"] == 3.0 and s["window_s"] == 3.0
-    assert s["fps"] == pytest.approx((5200 - 1200) / 3.0)
-    # learner_fps weighted by interval duration: (400 * 1 + 300 * 2) / 3
-    assert s["learner_fps"] == pytest.approx(1000 / 3)
-    # batches: 400 steps / 8 + 600 steps / 2 = 350 batches for 1000 steps
-    assert s["inference_batch_size"] == pytest.approx(1000 / 350)
-    # latencies and pulls weighted by env steps (400, 600)
-    assert s["latency_p50_ms"] == pytest.approx((2.0 * 400 + 4.0 * 600) / 1000)
-    assert s["latency_p99_ms"] == pytest.approx((6.0 * 400 + 10.0 * 600) / 1000)
-    assert s["parameter_pull_ms"] == pytest.approx((1.0 * 400 + 3.0 * 600) / 1000)
-
-
-def test_steady_state_rule_serve_mode_starts_at_first_frames():
-    rows = [{c: (None if v is None else float(v)) for c, v in zip(COLS, r)} for r in SYNTHETIC]
-    s = steady.steady_state(rows, train=False)
-    assert s["warmup_s"] == 2.0 and s["steady_rows"] == 3
-    assert s["fps"] == pytest.approx((5200 - 400) / 4.0)
-
-
-def test_steady_state_without_a_window_is_flagged():
-    rows = [{c: (None if v is None else float(v)) for c, v in zip(COLS, r)}
-            for r in SYNTHETIC[:3]]
-    s = steady.steady_state(rows, train=True)  # the warm-up row is the last row
-    assert not s["steady"] and s["steady_rows"] == 0
-    assert s["fps"] == pytest.approx(1200 / 3.0)  # from the run start, flagged
-    assert steady.steady_state(rows[:1], train=False)["fps"] is None
-
 
 # -- compare ---------------------------------------------------------------------------
 

@@ -77,6 +77,24 @@ def make_run(run_dir: Path, arch: str, seed: int, fps: float, intervals: int = 8
     return run_dir
 
 
+def make_compare(d: Path, mode: str, seed_fps: float, impala_fps: float,
+                 config: dict | None = None, config_in_json: bool = True) -> Path:
+    """A seed compare output: compare.csv (SEED, IMPALA, SEED), base_config.json and
+    compare.json (with the config too unless ``config_in_json`` is False)."""
+    d.mkdir(parents=True)
+    _write_csv(d / "compare.csv", ["run", "arch", "fps"],
+               [{"run": "seed-1", "arch": "seed", "fps": seed_fps},
+                {"run": "impala-1", "arch": "impala", "fps": impala_fps},
+                {"run": "seed-2", "arch": "seed", "fps": seed_fps}])
+    config = {"benchmark": BENCH, "env": "toy:catch", "network": "mlp", **(config or {})}
+    (d / "base_config.json").write_text(json.dumps(config))
+    meta = {"mode": mode, "fps_ratio": seed_fps / impala_fps, "frames_per_cpu_s_ratio": 0.9}
+    if config_in_json:
+        meta["config"] = config
+    (d / "compare.json").write_text(json.dumps(meta))
+    return d
+
+
 def make_tree(root: Path) -> Path:
     """Two architectures x two seeds of one benchmark, a compare, a sweep, a roofline."""
     for arch, fps in (("seed", 400.0), ("impala", 250.0)):
@@ -182,6 +200,77 @@ def test_rolling_and_mean_curve():
     assert agg["min"].tolist() == pytest.approx([2, 2, 2]) and (agg["runs"] == 2).all()
     assert R.mean_curve([(np.array([0, 1.0]), np.zeros(2)),
                          (np.array([2, 3.0]), np.zeros(2))]).empty
+
+
+# ----------------------------------------------------------------------------- steady state
+
+STEADY_COLS = ["wall_time", "env_steps", "env_frames", "fps", "learner_steps", "learner_fps",
+               "inference_batch_size", "latency_p50_ms", "latency_p99_ms",
+               "parameter_pull_ms", "episodes", "episode_return"]
+STEADY_ROWS = [
+    # wall, steps, frames, fps, lsteps, lfps, batch, p50, p99, pull, episodes, return
+    (1.0, 0, 0, 0, 0, 0, None, None, None, None, 0, None),         # start-up
+    (2.0, 100, 400, 400, 0, 0, 4, 9.0, 50.0, 5.0, 0, None),         # frames, no training yet
+    (3.0, 300, 1200, 800, 1, 100, 4, 8.0, 40.0, 4.0, 1, 0.5),       # warm-up row (train mode)
+    (4.0, 700, 2800, 1600, 3, 400, 8, 2.0, 6.0, 1.0, 0, None),      # steady
+    (6.0, 1300, 5200, 1200, 6, 300, 2, 4.0, 10.0, 3.0, 2, 1.0),     # steady (2 s interval)
+]
+
+
+def _steady_metrics(rows=STEADY_ROWS) -> pd.DataFrame:
+    return pd.DataFrame([[np.nan if v is None else v for v in r] for r in rows],
+                        columns=STEADY_COLS)
+
+
+def test_steady_state_rule_train_mode(tmp_path):
+    _write_csv(tmp_path / "metrics.csv", STEADY_COLS,
+               [dict(zip(STEADY_COLS, r)) for r in STEADY_ROWS])
+    metrics = R.read_metrics(tmp_path / "metrics.csv")
+    assert R.warmup_index(metrics, train=True) == 2
+    s = R.steady_state(metrics, train=True)
+    assert s["steady"] and s["steady_rows"] == 2
+    assert s["warmup_s"] == 3.0 and s["window_s"] == 3.0
+    assert s["fps"] == pytest.approx((5200 - 1200) / 3.0)
+    # learner_fps weighted by interval duration: (400 * 1 + 300 * 2) / 3
+    assert s["learner_fps"] == pytest.approx(1000 / 3)
+    # batches: 400 steps / 8 + 600 steps / 2 = 350 batches for 1000 steps
+    assert s["inference_batch_size"] == pytest.approx(1000 / 350)
+    # latencies and pulls weighted by env steps (400, 600)
+    assert s["latency_p50_ms"] == pytest.approx((2.0 * 400 + 4.0 * 600) / 1000)
+    assert s["latency_p99_ms"] == pytest.approx((6.0 * 400 + 10.0 * 600) / 1000)
+    assert s["parameter_pull_ms"] == pytest.approx((1.0 * 400 + 3.0 * 600) / 1000)
+    assert s == R.steady_state(_steady_metrics(), train=True)  # read or built: the same
+
+
+def test_steady_state_rule_serve_mode_starts_at_first_frames():
+    assert R.warmup_index(_steady_metrics(), train=False) == 1
+    s = R.steady_state(_steady_metrics(), train=False)
+    assert s["warmup_s"] == 2.0 and s["steady_rows"] == 3
+    assert s["fps"] == pytest.approx((5200 - 400) / 4.0)
+
+
+def test_steady_state_without_a_window_is_flagged():
+    short = _steady_metrics(STEADY_ROWS[:3])
+    s = R.steady_state(short, train=True)  # the warm-up row is the last row
+    assert not s["steady"] and s["steady_rows"] == 0
+    assert s["fps"] == pytest.approx(1200 / 3.0)  # from the run start, flagged
+    assert R.steady_state(short.iloc[:1], train=False)["fps"] is None
+    assert R.warmup_index(short.iloc[:1], train=False) is None
+
+
+def test_metrics_values_are_read_as_python_reads_numbers(tmp_path):
+    """Integer columns stay integers, others are floats parsed by float(): the figures a
+    compare computed when it ran are the ones any later reader gets."""
+    path = tmp_path / "metrics.csv"
+    path.write_text(",".join(R.REQUIRED_METRICS) + "\n"
+                    "1.0000000000000002,10,40,0.1,0,, 3 ,\n"
+                    "2.5,20,80,0.30000000000000004,1,7e2,4,-1.25\n")
+    m = R.read_metrics(path)
+    assert m["env_steps"].dtype == np.int64 and m["episodes"].dtype == np.int64
+    assert m["wall_time"].tolist() == [float("1.0000000000000002"), 2.5]
+    assert m["fps"].tolist() == [0.1, float("0.30000000000000004")]
+    assert np.isnan(m["learner_fps"].iloc[0]) and m["learner_fps"].iloc[1] == 700.0
+    assert m["episode_return"].iloc[1] == -1.25 and m["parameter_pull_ms"].isna().all()
 
 
 # ----------------------------------------------------------------------------- damage
@@ -309,15 +398,52 @@ def test_first_reaching_a_return_by_hand():
     assert R.first_reaching(ep, -21.0, window=10) is None  # fewer episodes than the window
 
 
-def test_diagnostics_figure_has_a_panel_per_logged_diagnostic(tmp_path):
-    from seed import learning_plots
-    new = R.load_run(make_run(tmp_path / "new", "seed", 0, 100.0))
-    old = R.load_run(make_run(tmp_path / "old", "impala", 0, 100.0, diagnostics=False))
-    panels = [p[0] for p in learning_plots.available_panels([new, old])]
-    assert panels == ["entropy", "mean_abs_log_rho", "explained_variance", "update_ratio",
-                      "grad_norm", "dead_relu"]
-    fig = learning_plots.diagnostics_figure([new, old], "t")
-    assert len([a for a in fig.axes if a.get_visible()]) == 6
-    dead = [a for a in fig.axes if a.get_title().startswith("dead ReLU")][0]
-    assert len(dead.lines) == 2  # one line per layer of the run that logged them
-    assert learning_plots.diagnostics_figure([old]) is None
+def test_compare_ratios_group_repeats_and_sweeps(tmp_path):
+    root = tmp_path
+    make_compare(root / "c" / "serve-1", "serve", 100.0, 200.0)
+    make_compare(root / "c" / "serve-2", "serve", 150.0, 200.0,
+                 {"jit_inference": True, "actor_splits": 1, "network_kwargs": {"h": [8]}})
+    make_compare(root / "c" / "serve-3", "serve", 90.0, 100.0, {"actor_splits": 2},
+                 config_in_json=False)
+    make_compare(root / "c" / "train-1", "train", 300.0, 200.0)
+    sweep = root / "c" / "sweep"
+    for size, kwargs in (("small", [64, 64]), ("large", [2048, 2048])):  # not alphabetical
+        make_compare(sweep / size, "serve", 100.0, 100.0, {"network_kwargs": {
+            "hidden_sizes": kwargs}})
+    _write_csv(sweep / "sweep.csv", ["size", "seed_fps", "impala_fps"],
+               [{"size": "small", "seed_fps": 1, "impala_fps": 1},
+                {"size": "large", "seed_fps": 1, "impala_fps": 1}])
+    compares = [R.load_compare(p, root) for p in R.find_compare_files(root)]
+    t = R.compare_ratios(compares)
+    assert list(t["group"]) == [f"{BENCH} · serve · mlp"] * 3 + [
+        f"{BENCH} · serve · sweep small (mlp hidden_sizes 64x64)",
+        f"{BENCH} · serve · sweep large (mlp hidden_sizes 2048x2048)",
+        f"{BENCH} · train · mlp"]
+    assert t["fps_ratio"].tolist()[:4] == pytest.approx([0.5, 0.75, 0.9, 1.0])
+    assert t["options"].tolist()[:3] == ["", "jit_inference", "actor_splits=2"]
+    assert t["sweep_size"].tolist()[3:5] == ["small", "large"]
+    assert t["cpu_ratio"].iloc[0] == pytest.approx(0.9) and t["seed_fps"].iloc[1] == 150.0
+    assert R.compare_ratios([]).empty
+
+
+def test_roofline_fractions_and_final_returns(tmp_path):
+    root = make_tree(tmp_path)
+    runs, _ = R.load_runs(root)
+    compares = [R.load_compare(p, root) for p in R.find_compare_files(root)]
+    roofs = [R.load_roofline(p) for p in R.find_roofline_files(root)]
+    frac = R.roofline_fractions(runs, compares, roofs, root)
+    # compare.json holds no roofline: every row is a run against toy_catch_mlp.json
+    assert set(frac["source"]) == {"runs vs toy_catch_mlp.json"} and len(frac) == 4
+    seed1 = frac[(frac["arch"] == "seed") & (frac["run"] == "run-1")].iloc[0]
+    assert seed1["ceiling"] == 1000.0 and seed1["fraction"] == pytest.approx(0.42, rel=1e-3)
+    (root / BENCH / "compare" / "20260101-000000" / "compare.json").write_text(json.dumps(
+        {"mode": "train", "roofline": {"mode": "train", "seed_fraction": 0.5,
+                                       "seed_ceiling_fps": 800.0, "impala_fraction": None,
+                                       "mismatched": ["batch_size"]}}))
+    compares = [R.load_compare(p, root) for p in R.find_compare_files(root)]
+    frac = R.roofline_fractions(runs, compares, roofs, root)
+    row = frac[frac["run"] == "mean"].iloc[0]
+    assert row["source"] == (f"{BENCH}/compare/20260101-000000 (roofline shape differs: "
+                             "batch_size)") and row["fps"] == 400.0
+    final = R.final_returns(runs).set_index("arch")
+    assert final.loc["seed", "runs"] == 2 and final.loc["impala", "runs"] == 2

@@ -6,7 +6,7 @@ wall-clock budget and a frame budget too large to matter. Budget (``--budget``):
 
 * ``steady`` (default): every run gets ``seconds`` of *steady state*. Compare
   watches the run's ``metrics.csv`` and stops the run (SIGTERM: a clean stop)
-  once the steady window (see :mod:`seed.bench.steady`) spans ``seconds``; the
+  once the steady window (the rule is in :mod:`seed.results`) spans ``seconds``; the
   run's own ``config.seconds`` is ``seconds + warmup_cap_s``, a backstop for a run
   that never warms up. Warm-up differs a lot between the architectures (an IMPALA
   actor imports TensorFlow and builds the model before its first step, and the
@@ -21,7 +21,7 @@ config is resolved once (defaults, ``--config``, flags) and written to
 ``--arch``. SEED runs twice, first and last, so drift on a shared machine shows.
 
 For every run: steady-state figures from its ``metrics.csv`` (the rule is in
-:mod:`seed.bench.steady`) and the CPU use of its whole process tree over the same
+:mod:`seed.results`) and the CPU use of its whole process tree over the same
 window (:mod:`seed.bench.procmon`). Results: a printed table, ``DIR/compare.csv``
 (one row per run) and ``DIR/compare.json`` (rows, ratio, command line, machine
 facts, mode, seconds, config, and the roofline fractions when
@@ -41,8 +41,8 @@ import time
 from pathlib import Path
 
 from seed.bench.procmon import TreeCPUMonitor, usable_cores
-from seed.bench.steady import read_metrics, steady_state, warmup_index
 from seed.config import Config, ConfigError
+from seed.results import ResultsError, read_metrics, steady_state, warmup_index
 
 # One run per entry, in this order: SEED first and last brackets IMPALA in time.
 SCHEDULE = (("seed", 1), ("impala", 1), ("seed", 2))
@@ -118,16 +118,10 @@ def _terminate(proc: subprocess.Popen, grace_s: float = 30.0) -> None:
 def _steady_span(metrics: Path, train: bool) -> float:
     """Seconds the steady window of a running run spans so far (0 before warm-up ends)."""
     try:
-        rows = read_metrics(metrics)
-    except (OSError, KeyError, TypeError):
+        s = steady_state(read_metrics(metrics), train)
+    except (ResultsError, TypeError):  # not written yet, a row half-written, a blank time
         return 0.0
-    w = warmup_index(rows, train)
-    if w is None or w + 1 >= len(rows):
-        return 0.0
-    try:
-        return float(rows[-1]["wall_time"]) - float(rows[w]["wall_time"])
-    except (TypeError, ValueError):
-        return 0.0
+    return s["window_s"] if s["steady"] else 0.0
 
 
 def run_one(config_path: Path, arch: str, run_dir: Path, seconds: float, train: bool,
@@ -171,15 +165,19 @@ def run_one(config_path: Path, arch: str, run_dir: Path, seconds: float, train: 
                command=cmd, log=str(log_path))
     metrics = run_dir / "metrics.csv"
     if metrics.exists():
-        rows = read_metrics(metrics)
-        s = steady_state(rows, train)
-        row.update({k: s[k] for k in ("steady", "warmup_s", "window_s", "fps", "learner_fps",
-                                       "inference_batch_size", "inference_ms",
-                                       "latency_p50_ms", "latency_p99_ms", "parameter_pull_ms",
-                                       "env_frames")})
-        w = warmup_index(rows, train)
-        if s["steady"]:
-            row["cpu_util"] = monitor.utilisation(w + 1, len(rows), cores)
+        try:
+            m = read_metrics(metrics)
+        except ResultsError as e:  # the run logged nothing, or broke off mid-row
+            echo(f"[compare] {run_dir.name}: no steady-state figures: {e}")
+            row["steady"] = False
+        else:
+            s = steady_state(m, train)
+            row.update({k: s[k] for k in ("steady", "warmup_s", "window_s", "fps",
+                                           "learner_fps", "inference_batch_size",
+                                           "inference_ms", "latency_p50_ms", "latency_p99_ms",
+                                           "parameter_pull_ms", "env_frames")})
+            if s["steady"]:
+                row["cpu_util"] = monitor.utilisation(warmup_index(m, train) + 1, len(m), cores)
     row["cpu_util_run"] = monitor.utilisation(cores=cores)
     if row["cpu_util"] is None:
         row["cpu_util"] = row["cpu_util_run"]
@@ -344,7 +342,7 @@ def run_compare(config: Config, mode: str, seconds: float, out_dir: Path,
         "cores": cores, "machine": machine_facts(), "config": values,
         "steady_state_rule": "rows after the first row with env_frames > 0"
                              + (" and learner_steps > 0" if mode == "train" else "")
-                             + " (see seed/bench/steady.py)",
+                             + " (see seed/results.py, steady_state)",
         "runs": rows, **summary, "roofline": roof,
     }
     write_csv(out_dir / "compare.csv", rows, COLUMNS)

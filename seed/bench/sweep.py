@@ -21,7 +21,7 @@ inference cost of each network is measured (:func:`seed.bench.roofline.measure_i
 CPU seconds of ``agent.infer`` per env at batch 1, at envs_per_actor (an IMPALA
 actor's batch) and at the SEED batch). ``DIR/sweep.csv`` has one row per size and
 ``DIR/sweep.png`` plots FPS and frames per CPU-second against the inference cost at
-an IMPALA actor's batch.
+an IMPALA actor's batch (:func:`seed.plots.throughput.sweep_figure`).
 """
 
 from __future__ import annotations
@@ -84,45 +84,6 @@ def inference_costs(config: Config, seconds: float) -> dict:
     return out
 
 
-def plot(rows: list[dict], path: Path, mode: str, title: str) -> None:
-    """Two panels against inference cost: FPS, and frames per CPU-second.
-
-    The x axis is the per-sample cost at an IMPALA actor's batch (envs_per_actor: each
-    IMPALA actor infers its own envs together), the cost the IMPALA side pays; SEED pays
-    the (lower) cost at its larger batch, listed in sweep.csv.
-    """
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4.2))
-    rows = sorted(rows, key=lambda r: r["inf_cpu_us_per_sample_actor_batch"])
-    x = [r["inf_cpu_us_per_sample_actor_batch"] for r in rows]
-    panels = (("seed_fps", "impala_fps", f"steady-state env frames/s ({mode})"),
-              ("seed_frames_per_cpu_s", "impala_frames_per_cpu_s",
-               "env frames per CPU-second of the process tree"))
-    for ax, (seed_key, impala_key, ylabel) in zip(axes, panels):
-        for label, key, marker in (("SEED (mean of 2 runs)", seed_key, "o"),
-                                   ("IMPALA", impala_key, "s")):
-            pts = [(xi, r[key]) for xi, r in zip(x, rows) if r.get(key)]
-            if pts:
-                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=marker, label=label)
-        for xi, r in zip(x, rows):
-            ys = [v for v in (r.get(seed_key), r.get(impala_key)) if v]
-            if ys:
-                ax.annotate(r["size"], (xi, max(ys)), textcoords="offset points",
-                            xytext=(4, 4), fontsize=8)
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("inference cost at an IMPALA actor's batch (CPU us per sample)")
-        ax.set_ylabel(ylabel)
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend()
-    fig.suptitle(title, fontsize=9)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-
-
 def run_sweep(config: Config, sizes_text: str, mode: str, seconds: float, out_dir: Path,
               log_interval_s: float | None, command: list[str], cost_seconds: float = 3.0,
               echo=print, budget: str = "steady") -> dict:
@@ -160,7 +121,10 @@ def run_sweep(config: Config, sizes_text: str, mode: str, seconds: float, out_di
     write_csv(out_dir / "sweep.csv", rows, SWEEP_COLUMNS)
     title = (f"{config.env}, {config.actors} actors x {config.envs_per_actor} envs, "
              f"{seconds:g}s per run, {mode}; {results[0][2]['cores']}-core CPU")
-    plot(rows, out_dir / "sweep.png", mode, title)
+    import pandas as pd
+    from seed.plots import save
+    from seed.plots.throughput import sweep_figure
+    save(sweep_figure(pd.DataFrame(rows), title, mode), out_dir / "sweep.png", dpi=100)
     (out_dir / "sweep.json").write_text(json.dumps(
         {"command": command, "mode": mode, "seconds": seconds, "rows": rows,
          "machine": results[0][2]["machine"]}, indent=2, default=str))
