@@ -21,7 +21,8 @@ PYTEST_ARGS ?=
 
 .PHONY: help setup football-setup test test-all demo plots clean distclean dmlab dmlab-check \
         $(BENCHMARKS) $(addsuffix -impala,$(BENCHMARKS)) $(addprefix compare-,$(BENCHMARKS)) \
-        $(addprefix roofline-,$(BENCHMARKS)) $(addprefix sweep-,$(BENCHMARKS))
+        $(addprefix roofline-,$(BENCHMARKS)) $(addprefix sweep-,$(BENCHMARKS)) \
+        $(addprefix profile-,$(BENCHMARKS))
 
 help:  ## list the targets
 	@echo "make demo                 set up .venv, run a short SEED-vs-IMPALA comparison on Atari Pong, plot it"
@@ -34,6 +35,7 @@ help:  ## list the targets
 	@echo "make compare-<benchmark>  SEED, IMPALA, SEED again for COMPARE_SECONDS each; prints the FPS ratio"
 	@echo "make roofline-<benchmark> what this machine can reach: simulation, inference, training alone"
 	@echo "make sweep-<benchmark>    compare over small/medium/large networks (SWEEP=...), sweep.csv + sweep.png"
+	@echo "make profile-<benchmark>  py-spy flame graph of the SEED learner in serve mode (SECONDS=60)"
 	@echo "make plots                execute notebooks/ on results/, PNGs to results/plots/"
 	@echo "make dmlab                check DeepMind Lab is installed, then run dmlab_explore_goal_locations_small"
 	@echo "make clean / distclean    remove caches and generated code / also the virtualenv"
@@ -80,6 +82,16 @@ $(addprefix compare-,$(BENCHMARKS)): compare-%: setup
 $(addprefix roofline-,$(BENCHMARKS)): roofline-%: setup
 	$(SEED) roofline --config experiments/$*.yaml $(if $(SECONDS),--seconds $(SECONDS))
 
+# Where the SEED learner's time goes: a sampling profile (py-spy, every thread) of a serve-mode
+# run, written as a flame graph next to the run's own metrics.
+$(addprefix profile-,$(BENCHMARKS)): profile-%: setup
+	@mkdir -p results/profile-$*
+	$(VENV)/bin/py-spy record --threads --rate 200 --format flamegraph \
+	    -o results/profile-$*/seed-serve-$(RUN_ID).svg -- \
+	    $(SEED) train --config experiments/$*.yaml --arch seed --set train=false \
+	    --seconds $(or $(SECONDS),60) --frames 1000000000000 --no-progress \
+	    --logdir results/profile-$*/seed-serve-$(RUN_ID)
+
 SWEEP ?= small,medium,large
 $(addprefix sweep-,$(BENCHMARKS)): sweep-%: setup
 	$(SEED) compare --config experiments/$*.yaml --mode $(MODE) --sweep-network $(SWEEP) \
@@ -88,12 +100,12 @@ $(addprefix sweep-,$(BENCHMARKS)): sweep-%: setup
 # Football benchmarks need the engine built first.
 FOOTBALL := $(filter football%,$(BENCHMARKS))
 $(FOOTBALL) $(addsuffix -impala,$(FOOTBALL)) $(addprefix compare-,$(FOOTBALL)) \
-    $(addprefix roofline-,$(FOOTBALL)) $(addprefix sweep-,$(FOOTBALL)): football-setup
+    $(addprefix roofline-,$(FOOTBALL)) $(addprefix sweep-,$(FOOTBALL)) $(addprefix profile-,$(FOOTBALL)): football-setup
 
 # DeepMind Lab cannot be pip-installed: check for it first, so a run never half-starts.
 DMLAB := $(filter dmlab_%,$(BENCHMARKS))
 $(DMLAB) $(addsuffix -impala,$(DMLAB)) $(addprefix compare-,$(DMLAB)) \
-    $(addprefix roofline-,$(DMLAB)) $(addprefix sweep-,$(DMLAB)): dmlab-check
+    $(addprefix roofline-,$(DMLAB)) $(addprefix sweep-,$(DMLAB)) $(addprefix profile-,$(DMLAB)): dmlab-check
 
 dmlab-check: setup
 	@$(PY) -m envs.dmlab --check

@@ -24,7 +24,8 @@ def test_each_benchmark_has_seed_impala_and_compare_targets(benchmark):
     for target, needle in [(benchmark, "--arch seed"), (f"{benchmark}-impala", "--arch impala"),
                            (f"compare-{benchmark}", "compare --config"),
                            (f"roofline-{benchmark}", "roofline --config"),
-                           (f"sweep-{benchmark}", "--sweep-network small,medium,large")]:
+                           (f"sweep-{benchmark}", "--sweep-network small,medium,large"),
+                           (f"profile-{benchmark}", "py-spy record")]:
         proc = make_n(target)
         assert proc.returncode == 0, proc.stderr
         assert f"experiments/{benchmark}.yaml" in proc.stdout and needle in proc.stdout
