@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 
 from seed.config import Config, ConfigError
+from seed.launch.base import Launcher
 from seed.transport.channel import normalize_server_address
 
 log = logging.getLogger(__name__)
@@ -124,7 +125,7 @@ class ActorHost:
         return run_actor(self.address, self.task, security=security)
 
 
-class RayLauncher:
+class RayLauncher(Launcher):
     def __init__(self, config: Config, run_dir: str | Path, max_restarts: int = 3):
         self.config = config
         self.run_dir = Path(run_dir)

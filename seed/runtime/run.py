@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from seed.config import Config, ConfigError
+from seed.launch.base import Launcher
 from seed.metrics.machine import learner_device, machine_facts
 from seed.metrics.writer import MetricsWriter
 from seed.runtime import checkpoint
@@ -44,7 +45,7 @@ def make_service(core: LearnerCore):
     return ImpalaLearnerService(core)
 
 
-def make_launcher(config: Config, run_dir: Path):
+def make_launcher(config: Config, run_dir: Path) -> Launcher:
     if config.launcher == "local":
         from seed.launch.local import LocalLauncher
         return LocalLauncher(run_dir, actor_args=actor_security_args(config))
@@ -176,10 +177,7 @@ def train(config: Config, resume_dir: str | None = None) -> dict:
     service = make_service(core)
     launcher = make_launcher(config, run_dir)
     try:
-        # A launcher that places actors elsewhere (Ray) decides where the learner listens.
-        server_address = (launcher.learner_address(config.server)
-                          if hasattr(launcher, "learner_address") else config.server)
-        server, address = start_server(service, server_address,
+        server, address = start_server(service, launcher.learner_address(config.server),
                                        max_workers=config.grpc_workers(), security=security)
     except BaseException:
         launcher.stop()
