@@ -146,14 +146,23 @@ def prepare_run_dir(config: Config, resume_dir: str | None):
 
 
 def train(config: Config, resume_dir: str | None = None) -> dict:
-    """Run to the budget; returns a summary dict (also written to summary.json)."""
+    """Run to the budget; returns a summary dict (also written to summary.json).
+
+    The learner runs in this process, or with ``learner_on_gpu_node`` in a Ray
+    actor on a GPU node of the cluster, which runs :func:`train_here` there.
+    """
     config.validate()
     if config.learner_on_gpu_node:
         from seed.launch import ray_launcher
         if config.launcher != "ray":
             raise ConfigError("learner_on_gpu_node needs --launcher ray")
-        if not ray_launcher.in_learner_actor():
-            return ray_launcher.train_on_gpu_node(config, resume_dir)
+        return ray_launcher.train_on_gpu_node(config, resume_dir, train_here,
+                                              config.logdir or default_run_dir(config))
+    return train_here(config, resume_dir)
+
+
+def train_here(config: Config, resume_dir: str | None = None) -> dict:
+    """The run with its learner in this process (``config`` validated by :func:`train`)."""
     config, run_dir, counters, agent_state = prepare_run_dir(config, resume_dir)
     env_spec = EnvSpec.probe(config.env, config.env_kwargs)
     device = learner_device()
