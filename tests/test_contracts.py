@@ -14,11 +14,25 @@ import pytest
 
 import envs
 import seed.launch
+from seed.agents import make_agent
+from seed.agents.base import Agent, Buffer
 from seed.config import Config
 from seed.launch.base import Launcher
 from seed.launch.external import ExternalActors
 from seed.launch.local import LocalLauncher
 from seed.launch.ray_launcher import RayLauncher
+
+
+def _parameter_names(fn) -> list[str]:
+    return [p for p in inspect.signature(fn).parameters if p != "self"]
+
+
+def _takes_what_the_interface_names(obj, interface) -> None:
+    """Every method of ``interface`` has, on ``obj``, parameters of the same names."""
+    for name, member in inspect.getmembers(interface, inspect.isfunction):
+        if not name.startswith("_"):
+            assert _parameter_names(getattr(type(obj), name)) == _parameter_names(member), \
+                f"{type(obj).__name__}.{name}"
 
 
 # -- launchers ----------------------------------------------------------------------------
@@ -46,6 +60,7 @@ def test_make_launcher_builds_a_launcher_for_each_name(tmp_path):
     for name, cls in (("local", LocalLauncher), ("none", ExternalActors)):
         launcher = make_launcher(Config(launcher=name), tmp_path)
         assert type(launcher) is cls and isinstance(launcher, Launcher)
+        _takes_what_the_interface_names(launcher, Launcher)
     assert issubclass(RayLauncher, Launcher)  # building one joins a cluster: tests/test_ray_*
 
 
@@ -103,6 +118,7 @@ def test_every_env_is_an_env(name, engines):
     env = envs.make(name, **ENVS[name])
     try:
         assert isinstance(env, envs.Env)
+        _takes_what_the_interface_names(env, envs.Env)
         assert type(env.frames_per_step) is int and env.frames_per_step >= 1
         assert env.action_space.n >= 2
         obs, info = env.reset(seed=3)
@@ -119,3 +135,55 @@ def test_every_env_is_an_env(name, engines):
         env.reset()  # a new episode, unseeded
     finally:
         env.close()
+
+
+# -- agents -------------------------------------------------------------------------------
+
+AGENTS = ("vtrace", "r2d2")  # every name seed.agents.make_agent builds
+
+
+def _agent_classes():
+    """Every class in seed/agents with an ``infer`` and a ``train_step``."""
+    import seed.agents
+    found = set()
+    for info in pkgutil.iter_modules(seed.agents.__path__, "seed.agents."):
+        for _, cls in inspect.getmembers(importlib.import_module(info.name), inspect.isclass):
+            if cls is not Agent and callable(getattr(cls, "infer", None)) and \
+                    callable(getattr(cls, "train_step", None)):
+                found.add(cls.__qualname__)
+    return found
+
+
+def small_agent(name: str, **fields):
+    from gymnasium import spaces
+    config = Config(agent=name, network="mlp",
+                    network_kwargs={"hidden_sizes": (8,), "lstm_size": 4}, actors=1,
+                    envs_per_actor=3, eval_envs=1 if name == "r2d2" else 0, unroll_length=4,
+                    burn_in=1 if name == "r2d2" else 0, batch_size=2, replay_min_size=2,
+                    seed=1, **fields)
+    return make_agent(config, spaces.Box(0.0, 1.0, (3,), np.float32), spaces.Discrete(3))
+
+
+def test_every_agent_class_is_built_by_make_agent():
+    assert _agent_classes() == {type(small_agent(name)).__qualname__ for name in AGENTS}
+
+
+@pytest.mark.parametrize("name", AGENTS)
+def test_every_agent_is_an_agent(name):
+    agent = small_agent(name)
+    assert isinstance(agent, Agent)
+    _takes_what_the_interface_names(agent, Agent)
+    assert isinstance(agent.new_buffer(), Buffer)
+    assert agent.unroll_length == 4 and 1 <= agent.unroll_overlap <= agent.unroll_length
+    assert all(c.startswith("dead_relu_") for c in agent.relu_columns)
+    state = agent.initial_state(2)
+    from seed.types import EnvOutput
+    action, output, new_state = agent.infer(
+        np.arange(2), np.zeros(2, np.int32),
+        EnvOutput(np.zeros(2, np.float32), np.ones(2, bool), np.zeros((2, 3), np.float32)),
+        state)
+    assert action.dtype == np.int32 and action.shape == (2,)
+    assert all(v.shape[0] == 2 for v in output.values())
+    assert [s.shape for s in new_state] == [s.shape for s in state]
+    agent.set_progress(0.5)
+    assert agent.parameters() and isinstance(agent.is_eval_env(0), bool)

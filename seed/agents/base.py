@@ -1,20 +1,7 @@
 """The contract between an agent and the runtimes (SEED learner, IMPALA actor/learner).
 
-An agent owns a network (:mod:`seed.networks.base`) and its optimizer, and offers::
-
-    initial_state(batch_size) -> tuple of np.ndarray      # network core state
-    infer(env_ids, prev_action, env_output, core_state)
-        -> (action int32 [B], agent_output dict[str, np.ndarray [B, ...]], new_core_state)
-    new_buffer() -> a buffer with put(unroll, timeout=None) -> bool, __len__, capacity
-    train_step(buffer) -> dict[str, float] | None
-    parameters() -> list[tf.Variable]    # what IMPALA actors pull, what checkpoints save
-    checkpoint_state() -> dict[str, np.ndarray];  restore_state(dict)
-    unroll_length: int          # T: an unroll holds T + 1 steps
-    unroll_overlap: int         # steps an unroll shares with the next one (1, or R2D2's
-                                # burn_in + 1, so every transition gets a loss)
-    is_eval_env(env_id) -> bool # an env that only evaluates: its episodes are logged apart
-                                # and its steps never reach an unroll
-    relu_columns: list[str]     # the dead_relu_* diagnostics its train_step reports
+An agent owns a network (:mod:`seed.networks.base`) and its optimizer, and is
+an :class:`Agent`; its ``new_buffer()`` returns a :class:`Buffer`.
 
 ``infer`` is one batched policy step (SEED runs it on the learner for a batch
 of envs from many actors; IMPALA runs it on each actor for its own envs). Its
@@ -30,8 +17,71 @@ the buffer was closed.
 
 from __future__ import annotations
 
+from typing import Protocol, runtime_checkable
+
 import numpy as np
 import tensorflow as tf
+
+
+@runtime_checkable
+class Buffer(Protocol):
+    """Where the runtime puts complete unrolls and ``train_step`` takes them from."""
+
+    capacity: int
+
+    def put(self, unroll, timeout: float | None = None) -> bool:
+        """Add an unroll, blocking up to ``timeout`` while full; False if it timed out."""
+
+    def close(self) -> None:
+        """Wake every waiter; a closed buffer makes ``train_step`` return None."""
+
+    @property
+    def closed(self) -> bool: ...
+
+    def __len__(self) -> int: ...
+
+
+@runtime_checkable
+class Agent(Protocol):
+    """What the runtimes ask of an agent. A Protocol rather than a base class: each agent
+    builds its own networks, buffer and steps, and the runtimes need only this shape."""
+
+    unroll_length: int  # T: an unroll holds T + 1 steps
+    # Steps an unroll shares with the next one: 1, or R2D2's burn_in + 1, so every
+    # transition gets a loss.
+    unroll_overlap: int
+    relu_columns: list[str]  # the dead_relu_* diagnostics its train_step reports
+
+    def initial_state(self, batch_size: int) -> tuple[np.ndarray, ...]:
+        """The network's core state for ``batch_size`` envs at the start of a run."""
+
+    def infer(self, env_ids: np.ndarray, prev_action: np.ndarray, env_output,
+              core_state: tuple[np.ndarray, ...],
+              ) -> tuple[np.ndarray, dict[str, np.ndarray], tuple[np.ndarray, ...]]:
+        """``(action int32 [B], agent_output {name: [B, ...]}, new_core_state)``."""
+
+    def is_eval_env(self, env_id: int) -> bool:
+        """An env that only evaluates: its episodes are logged apart and its steps never
+        reach an unroll."""
+
+    def new_buffer(self) -> Buffer:
+        """The buffer its ``train_step`` learns from."""
+
+    def train_step(self, buffer: Buffer) -> dict[str, float] | None:
+        """One optimizer step; its metrics, or None once ``buffer`` is closed."""
+
+    def set_progress(self, fraction: float) -> None:
+        """The share of the frame budget spent (``frames / config.frames``), for a learning
+        rate that decays with it; an agent without decay ignores it."""
+
+    def parameters(self) -> list[tf.Variable]:
+        """What IMPALA actors pull."""
+
+    def checkpoint_state(self) -> dict[str, np.ndarray]:
+        """Every variable a resume needs (network, optimizer), by name."""
+
+    def restore_state(self, state: dict[str, np.ndarray]) -> None:
+        """Assign a ``checkpoint_state()``; refuse one that does not fit this agent."""
 
 
 def traced_once(fn, input_signature):

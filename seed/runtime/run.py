@@ -348,7 +348,7 @@ def _tick_loop(config: Config, learner: _Learner, record: _RunRecord,
         stop.wait(TICK_S)
         now = time.monotonic()
         frames = record.frames()
-        if hasattr(learner.core.agent, "set_progress") and config.frames:
+        if config.frames:
             learner.core.agent.set_progress(min(1.0, frames / config.frames))
         learner.check()
         done = (config.frames and frames >= config.frames) or \
