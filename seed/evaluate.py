@@ -146,10 +146,9 @@ def evaluate(run_dir, episodes: int, epsilon: float = 0.0, sample: bool = False,
         try:
             agent = make_agent(config, env.observation_space, env.action_space)
             agent.restore_state(agent_state)
-        except (ValueError, KeyError) as e:
-            msg = str(e).strip("'\"")
+        except ValueError as e:  # a config the agent refuses, or a CheckpointMismatch
             raise EvaluateError(f"{run_dir / checkpoint.CHECKPOINT} does not fit the agent "
-                                f"{config.agent}/{config.network} of config.json ({msg})") \
+                                f"{config.agent}/{config.network} of config.json ({e})") \
                 from None
         rng = np.random.default_rng(seed)
         frames_per_step = int(env.frames_per_step)

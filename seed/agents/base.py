@@ -17,6 +17,8 @@ the buffer was closed.
 
 from __future__ import annotations
 
+import collections
+import re
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -82,6 +84,84 @@ class Agent(Protocol):
 
     def restore_state(self, state: dict[str, np.ndarray]) -> None:
         """Assign a ``checkpoint_state()``; refuse one that does not fit this agent."""
+
+
+class CheckpointMismatch(ValueError):
+    """A checkpoint state that does not fit the agent; the message is one line."""
+
+
+class NamedVariables:
+    """An agent's checkpointed variables, each under a name that says what it is.
+
+    :func:`module_variables` and :func:`optimizer_variables` give the names.
+    ``state()`` is what ``checkpoint_state()`` returns; ``restore(state)`` refuses,
+    before assigning anything, a state with a variable missing, extra or of another
+    shape, naming them.
+    """
+
+    def __init__(self, variables: dict[str, tf.Variable]):
+        self.variables = variables
+
+    def state(self) -> dict[str, np.ndarray]:
+        return {name: np.array(v.numpy()) for name, v in self.variables.items()}
+
+    def restore(self, state: dict[str, np.ndarray]) -> None:
+        missing = sorted(set(self.variables) - set(state))
+        extra = sorted(set(state) - set(self.variables))
+        misshaped = sorted(f"{name} {tuple(np.shape(state[name]))} (this agent: "
+                           f"{tuple(v.shape)})" for name, v in self.variables.items()
+                           if name in state and tuple(np.shape(state[name])) != tuple(v.shape))
+        problems = [f"{what} {_first_few(names)}" for what, names in
+                    (("missing", missing), ("unexpected", extra), ("mis-shaped", misshaped))
+                    if names]
+        if problems:
+            raise CheckpointMismatch("checkpoint does not fit this agent: " + "; ".join(problems))
+        for name, v in self.variables.items():
+            v.assign(state[name])
+
+
+def _first_few(names: list[str], n: int = 3) -> str:
+    more = f" and {len(names) - n} more" if len(names) > n else ""
+    return ", ".join(names[:n]) + more
+
+
+def module_variables(prefix: str, module: tf.Module) -> dict[str, tf.Variable]:
+    """``module``'s variables named ``prefix/<attribute path>``, e.g. ``network/_torso/0/w``:
+    unique (unlike ``tf.Variable.name``: two layers may share a name) and the same in
+    every process that builds the network from the same code and config."""
+    paths = module._flatten(predicate=lambda x: isinstance(x, tf.Variable), with_path=True)
+    return {"/".join([prefix, *map(str, path)]): v for path, v in paths}
+
+
+def optimizer_variables(optimizer, parameters: dict[str, tf.Variable]) -> dict[str, tf.Variable]:
+    """The optimizer's variables: a slot named after its parameter and its kind
+    (``optimizer/network/_torso/0/w/momentum``), any other by its own name
+    (``optimizer/iteration``).
+
+    ``parameters`` are the named variables the optimizer was built on, in the order
+    it was given them. Keras names the slot of kind ``k`` of a parameter
+    ``<parameter name, '/' and ':' as '_'>_<k>`` and builds each kind for the
+    parameters in order, which tells apart parameters that share a name.
+    """
+    owners: dict[str, list[str]] = {}  # slot name prefix -> parameters, in order
+    for name, v in parameters.items():
+        if v.trainable:
+            owners.setdefault(re.sub("[/:]", "_", v.name), []).append(name)
+    taken: collections.Counter = collections.Counter()
+    out = {}
+    for v in optimizer.variables:
+        prefix = max((p for p in owners if v.name.startswith(p + "_")), key=len, default=None)
+        if prefix is None:
+            out[f"optimizer/{v.name}"] = v
+            continue
+        kind = v.name[len(prefix) + 1:]
+        owner = owners[prefix][taken[prefix, kind]]
+        taken[prefix, kind] += 1
+        if tuple(v.shape) != tuple(parameters[owner].shape):
+            raise RuntimeError(f"optimizer variable {v.name} is not shaped like {owner}, the "
+                               "parameter its name points to: Keras's slot naming changed")
+        out[f"optimizer/{owner}/{kind}"] = v
+    return out
 
 
 def traced_once(fn, input_signature):

@@ -209,7 +209,13 @@ def _learner_core(config: Config, run_dir: Path, counters: dict,
          "frames_per_step": env_spec.frames_per_step}, indent=2))
     core = LearnerCore(config, env_spec)
     if agent_state is not None:
-        core.agent.restore_state(agent_state)
+        from seed.agents.base import CheckpointMismatch  # loaded with the agent by now
+        try:
+            core.agent.restore_state(agent_state)
+        except CheckpointMismatch as e:
+            raise checkpoint.CheckpointError(
+                f"cannot resume {run_dir}: its {checkpoint.CHECKPOINT} is not from the agent "
+                f"and network its config.json names ({e})") from None
         s = core.stats
         s.env_steps = counters["env_steps"]
         s.learner_steps = counters["learner_steps"]
