@@ -1,20 +1,42 @@
 """Environment adapters behind one factory: ``envs.make('kind:name', **kwargs)``.
 
-Every env is Gymnasium-style: ``reset(seed=None) -> (obs, info)``,
-``step(action) -> (obs, reward, terminated, truncated, info)``, with
-``observation_space`` and ``action_space`` (Discrete). Observations are NumPy
-arrays in the compact form that crosses the wire. Two extra attributes:
-
-* ``frames_per_step``: emulator frames per ``step`` (Atari frame skip 4 -> 4).
-* ``info["raw_reward"]``: the unclipped, unshaped game reward of the step
-  (Football: the scoring reward), which episode returns report.
-
-Adapters never import TensorFlow.
+Every adapter's env is an :class:`Env`: Gymnasium-style, with the frames one
+step stands for and the raw game reward of each step. Observations are NumPy
+arrays in the compact form that crosses the wire. Adapters never import
+TensorFlow.
 """
 
 from __future__ import annotations
 
 import difflib
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    import numpy as np
+    from gymnasium import spaces
+
+
+@runtime_checkable
+class Env(Protocol):
+    """What ``envs.make`` returns. A Protocol, not a base class: adapters wrap other
+    libraries' envs (some already subclass ``gymnasium.Env``) and only need this shape."""
+
+    observation_space: spaces.Box
+    action_space: spaces.Discrete
+    frames_per_step: int  # emulator frames per ``step`` (Atari frame skip 4 -> 4)
+
+    def reset(self, *, seed: int | None = None,
+              options: dict | None = None) -> tuple[np.ndarray, dict[str, Any]]:
+        """A new episode: ``(observation, info)``."""
+
+    def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        """``(observation, reward, terminated, truncated, info)``; ``info["raw_reward"]``
+        is the unclipped, unshaped game reward of the step (Football: the scoring
+        reward), which episode returns report."""
+
+    def close(self) -> None:
+        """Release the engine (a no-op where there is none)."""
+
 
 _KINDS = {
     "toy": "envs.toy",
@@ -28,7 +50,7 @@ class UnknownEnvError(ValueError):
     """An env name that no adapter knows."""
 
 
-def make(name: str, **kwargs):
+def make(name: str, **kwargs) -> Env:
     """Build the env named ``kind:name`` (e.g. ``toy:catch``, ``atari:Pong``)."""
     kind, sep, rest = name.partition(":")
     if not sep or not rest:

@@ -3,76 +3,20 @@
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import os
 import sys
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-from seed import quiet_tf  # noqa: E402  (after the log level is set)
-
-# Flags shared by every subcommand that builds a run config: flag -> Config field.
-_RUN_FLAGS = {
-    "--env": ("env", str, "env name, e.g. toy:catch, atari:Pong"),
-    "--arch": ("arch", str, "seed or impala"),
-    "--agent": ("agent", str, "vtrace or r2d2"),
-    "--network": ("network", str, "mlp, nature_cnn, impala_resnet, football, dmlab"),
-    "--actors": ("actors", int, "actor processes"),
-    "--envs-per-actor": ("envs_per_actor", int, "envs each actor steps"),
-    "--frames": ("frames", int, "env frame budget (steps x frame skip)"),
-    "--seconds": ("seconds", float, "wall-clock budget (0 = none)"),
-    "--logdir": ("logdir", str, "run directory to write"),
-    "--launcher": ("launcher", str, "local, ray or none"),
-    "--ray-address": ("ray_address", str, "Ray cluster address (with --launcher ray)"),
-    "--server": ("server", str, "learner address: unix:/path, HOST:PORT or PORT"),
-    "--unroll-length": ("unroll_length", int, "T: steps per unroll"),
-    "--batch-size": ("batch_size", int, "unrolls per train step"),
-    "--inference-batch-size": ("inference_batch_size", int, "envs per inference batch"),
-    "--inference-timeout-ms": ("inference_timeout_ms", float, "max wait for a batch"),
-    "--actor-splits": ("actor_splits", int, "SEED: env groups per actor, each in flight"),
-    "--learning-rate": ("learning_rate", float, "optimizer learning rate"),
-    "--seed": ("seed", int, "random seed"),
-    "--auth-token-file": ("auth_token_file", str,
-                          "file holding the shared auth token (else $SEED_AUTH_TOKEN)"),
-    "--tls-cert-file": ("tls_cert_file", str, "learner: serve TLS with this PEM certificate"),
-    "--tls-key-file": ("tls_key_file", str, "learner: the PEM key of --tls-cert-file"),
-    "--tls-ca-file": ("tls_ca_file", str, "actors: PEM roots that sign the learner's certificate"),
-}
-
-
-def _add_run_flags(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--config", help="experiment YAML (experiments/*.yaml) giving defaults")
-    for flag, (dest, typ, help_) in _RUN_FLAGS.items():
-        p.add_argument(flag, dest=dest, type=typ, default=None, help=help_)
-    p.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
-                   help="override any config field (VALUE parsed as JSON when it can be)")
-    p.add_argument("--no-progress", action="store_true", help="no live progress bar")
-
-
-def _overrides(args) -> dict:
-    out = {dest: getattr(args, dest) for dest, _, _ in _RUN_FLAGS.values()}
-    for item in args.set:
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise SystemExit(f"--set needs FIELD=VALUE, got {item!r}")
-        try:
-            out[key.replace("-", "_")] = json.loads(value)
-        except ValueError:
-            out[key.replace("-", "_")] = value
-    if getattr(args, "no_progress", False):
-        out["progress"] = False
-    return out
-
-
-def _load_config(args):
-    from seed import config as config_lib
-    return config_lib.load(args.config, _overrides(args))
+from seed import evaluate, quiet_tf  # noqa: E402  (after the log level is set)
+from seed.bench import cli as bench_cli  # noqa: E402
+from seed.run_flags import add_run_flags, load_config  # noqa: E402
 
 
 def cmd_train(args) -> int:
     from seed.runtime.run import format_summary, train
-    config = _load_config(args)
+    config = load_config(args)
     summary = train(config, resume_dir=args.resume)
     print(format_summary(summary))
     return 0
@@ -117,12 +61,12 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("train", help="run learner and actors (local processes or Ray)")
-    _add_run_flags(p)
+    add_run_flags(p)
     p.add_argument("--resume", metavar="DIR", help="continue the run in DIR from its checkpoint")
     p.set_defaults(fn=cmd_train)
 
     p = sub.add_parser("learner", help="the learner role alone; actors connect to --server")
-    _add_run_flags(p)
+    add_run_flags(p)
     p.add_argument("--resume", metavar="DIR", help="continue the run in DIR")
     p.set_defaults(fn=cmd_learner)
 
@@ -140,26 +84,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--parent-pid", type=int, default=0, help=argparse.SUPPRESS)
     p.set_defaults(fn=cmd_actor)
 
-    for register in _EXTRA_COMMANDS:
-        register(sub)
+    bench_cli.register(sub)  # compare, roofline
+    evaluate.register(sub)
     return parser
-
-
-def _register_optional():
-    """Subcommands that live in their own modules (compare, roofline, evaluate)."""
-    out = []
-    for module in ("seed.bench.cli", "seed.evaluate"):
-        try:
-            mod = __import__(module, fromlist=["register"])
-        except ModuleNotFoundError as e:
-            if e.name and module.startswith(e.name):
-                continue
-            raise
-        out.append(mod.register)
-    return out
-
-
-_EXTRA_COMMANDS = _register_optional()
 
 
 def main(argv=None) -> int:

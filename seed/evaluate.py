@@ -146,13 +146,12 @@ def evaluate(run_dir, episodes: int, epsilon: float = 0.0, sample: bool = False,
         try:
             agent = make_agent(config, env.observation_space, env.action_space)
             agent.restore_state(agent_state)
-        except (ValueError, KeyError) as e:
-            msg = str(e).strip("'\"")
+        except ValueError as e:  # a config the agent refuses, or a CheckpointMismatch
             raise EvaluateError(f"{run_dir / checkpoint.CHECKPOINT} does not fit the agent "
-                                f"{config.agent}/{config.network} of config.json ({msg})") \
+                                f"{config.agent}/{config.network} of config.json ({e})") \
                 from None
         rng = np.random.default_rng(seed)
-        frames_per_step = int(getattr(env, "frames_per_step", 1))
+        frames_per_step = int(env.frames_per_step)
         rows, recorded = [], []
         for episode in range(episodes):
             ret, length, observations = play_episode(
@@ -164,9 +163,7 @@ def evaluate(run_dir, episodes: int, epsilon: float = 0.0, sample: bool = False,
             if observations:
                 recorded = observations
     finally:
-        close = getattr(env, "close", None)
-        if close:
-            close()
+        env.close()
 
     out = run_dir / EVAL_CSV
     _write_csv(out, rows)
@@ -180,8 +177,7 @@ def evaluate(run_dir, episodes: int, epsilon: float = 0.0, sample: bool = False,
             "mean_length": float(np.mean([r["length"] for r in rows])),
             "policy": ("sampled" if sample else
                        f"epsilon-greedy (epsilon {epsilon:g})" if epsilon else "greedy"),
-            "trained_frames": int(counters.get("env_steps", 0)) * int(
-                getattr(env, "frames_per_step", 1)),
+            "trained_frames": int(counters.get("env_steps", 0)) * int(env.frames_per_step),
             "eval_csv": str(out), "record": record}
 
 

@@ -35,11 +35,11 @@ def test_compare_rejects_bad_input(tmp_path, capsys):
 def test_compare_config_and_flags_override_it(tmp_path):
     cfg = tmp_path / "bench.yaml"
     cfg.write_text("env: toy:cartpole\nactors: 3\nenvs_per_actor: 5\nseconds: 99\n")
-    from seed.bench.cli import _load
     from seed.cli import build_parser
+    from seed.run_flags import load_config
     args = build_parser().parse_args(["compare", "--config", str(cfg), "--actors", "1",
                                       "--seconds", "7", "--set", "unroll_length=5"])
-    c = _load(args)
+    c = load_config(args)
     assert (c.env, c.actors, c.envs_per_actor, c.seconds, c.unroll_length) == \
         ("toy:cartpole", 1, 5, 7.0, 5)
     assert c.benchmark == "bench"

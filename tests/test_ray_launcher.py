@@ -210,6 +210,22 @@ def test_learner_on_gpu_node_needs_the_ray_launcher(tmp_path):
         train(Config(launcher="local", learner_on_gpu_node=True, logdir=str(tmp_path)))
 
 
+def test_learner_on_gpu_node_sends_train_here_to_the_gpu_node(monkeypatch, tmp_path):
+    from seed.launch import ray_launcher
+    from seed.runtime import run
+    calls = []
+    monkeypatch.setattr(ray_launcher, "train_on_gpu_node",
+                        lambda *args: calls.append(args) or {"stopped_by": "budget"})
+    config = Config(launcher="ray", learner_on_gpu_node=True, logdir=str(tmp_path / "run"))
+    assert run.train(config, resume_dir=None) == {"stopped_by": "budget"}
+    [(sent, resume, train_here, run_dir)] = calls
+    assert sent is config and resume is None and run_dir == str(tmp_path / "run")
+    assert train_here is run.train_here  # the run in that process, not train() again
+    if HAVE_RAY:  # it travels by reference: Ray's worker imports seed.runtime.run itself
+        from ray import cloudpickle
+        assert len(cloudpickle.dumps(train_here)) < 100
+
+
 # -- an in-process Ray cluster ------------------------------------------------------
 
 @pytest.fixture(scope="module")

@@ -1,13 +1,18 @@
 """Agents: losses and learner steps, independent of the runtime architecture.
 
 ``make_agent(config, observation_space, action_space)`` builds the agent named
-by ``config.agent``; see :mod:`seed.agents.base` for the contract.
+by ``config.agent``: an :class:`seed.agents.base.Agent`.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 
-def make_agent(config, observation_space, action_space):
+if TYPE_CHECKING:
+    from seed.agents.base import Agent
+
+
+def make_agent(config, observation_space, action_space) -> Agent:
     if config.agent == "vtrace":
         from seed.agents.vtrace_agent import VTraceAgent
         return VTraceAgent(config, observation_space, action_space)

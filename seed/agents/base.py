@@ -1,20 +1,7 @@
 """The contract between an agent and the runtimes (SEED learner, IMPALA actor/learner).
 
-An agent owns a network (:mod:`seed.networks.base`) and its optimizer, and offers::
-
-    initial_state(batch_size) -> tuple of np.ndarray      # network core state
-    infer(env_ids, prev_action, env_output, core_state)
-        -> (action int32 [B], agent_output dict[str, np.ndarray [B, ...]], new_core_state)
-    new_buffer() -> a buffer with put(unroll, timeout=None) -> bool, __len__, capacity
-    train_step(buffer) -> dict[str, float] | None
-    parameters() -> list[tf.Variable]    # what IMPALA actors pull, what checkpoints save
-    checkpoint_state() -> dict[str, np.ndarray];  restore_state(dict)
-    unroll_length: int          # T: an unroll holds T + 1 steps
-    unroll_overlap: int         # steps an unroll shares with the next one (1, or R2D2's
-                                # burn_in + 1, so every transition gets a loss)
-    is_eval_env(env_id) -> bool # an env that only evaluates: its episodes are logged apart
-                                # and its steps never reach an unroll
-    relu_columns: list[str]     # the dead_relu_* diagnostics its train_step reports
+An agent owns a network (:mod:`seed.networks.base`) and its optimizer, and is
+an :class:`Agent`; its ``new_buffer()`` returns a :class:`Buffer`.
 
 ``infer`` is one batched policy step (SEED runs it on the learner for a batch
 of envs from many actors; IMPALA runs it on each actor for its own envs). Its
@@ -30,8 +17,151 @@ the buffer was closed.
 
 from __future__ import annotations
 
+import collections
+import re
+from typing import Protocol, runtime_checkable
+
 import numpy as np
 import tensorflow as tf
+
+
+@runtime_checkable
+class Buffer(Protocol):
+    """Where the runtime puts complete unrolls and ``train_step`` takes them from."""
+
+    capacity: int
+
+    def put(self, unroll, timeout: float | None = None) -> bool:
+        """Add an unroll, blocking up to ``timeout`` while full; False if it timed out."""
+
+    def close(self) -> None:
+        """Wake every waiter; a closed buffer makes ``train_step`` return None."""
+
+    @property
+    def closed(self) -> bool: ...
+
+    def __len__(self) -> int: ...
+
+
+@runtime_checkable
+class Agent(Protocol):
+    """What the runtimes ask of an agent. A Protocol rather than a base class: each agent
+    builds its own networks, buffer and steps, and the runtimes need only this shape."""
+
+    unroll_length: int  # T: an unroll holds T + 1 steps
+    # Steps an unroll shares with the next one: 1, or R2D2's burn_in + 1, so every
+    # transition gets a loss.
+    unroll_overlap: int
+    relu_columns: list[str]  # the dead_relu_* diagnostics its train_step reports
+
+    def initial_state(self, batch_size: int) -> tuple[np.ndarray, ...]:
+        """The network's core state for ``batch_size`` envs at the start of a run."""
+
+    def infer(self, env_ids: np.ndarray, prev_action: np.ndarray, env_output,
+              core_state: tuple[np.ndarray, ...],
+              ) -> tuple[np.ndarray, dict[str, np.ndarray], tuple[np.ndarray, ...]]:
+        """``(action int32 [B], agent_output {name: [B, ...]}, new_core_state)``."""
+
+    def is_eval_env(self, env_id: int) -> bool:
+        """An env that only evaluates: its episodes are logged apart and its steps never
+        reach an unroll."""
+
+    def new_buffer(self) -> Buffer:
+        """The buffer its ``train_step`` learns from."""
+
+    def train_step(self, buffer: Buffer) -> dict[str, float] | None:
+        """One optimizer step; its metrics, or None once ``buffer`` is closed."""
+
+    def set_progress(self, fraction: float) -> None:
+        """The share of the frame budget spent (``frames / config.frames``), for a learning
+        rate that decays with it; an agent without decay ignores it."""
+
+    def parameters(self) -> list[tf.Variable]:
+        """What IMPALA actors pull."""
+
+    def checkpoint_state(self) -> dict[str, np.ndarray]:
+        """Every variable a resume needs (network, optimizer), by name."""
+
+    def restore_state(self, state: dict[str, np.ndarray]) -> None:
+        """Assign a ``checkpoint_state()``; refuse one that does not fit this agent."""
+
+
+class CheckpointMismatch(ValueError):
+    """A checkpoint state that does not fit the agent; the message is one line."""
+
+
+class NamedVariables:
+    """An agent's checkpointed variables, each under a name that says what it is.
+
+    :func:`module_variables` and :func:`optimizer_variables` give the names.
+    ``state()`` is what ``checkpoint_state()`` returns; ``restore(state)`` refuses,
+    before assigning anything, a state with a variable missing, extra or of another
+    shape, naming them.
+    """
+
+    def __init__(self, variables: dict[str, tf.Variable]):
+        self.variables = variables
+
+    def state(self) -> dict[str, np.ndarray]:
+        return {name: np.array(v.numpy()) for name, v in self.variables.items()}
+
+    def restore(self, state: dict[str, np.ndarray]) -> None:
+        missing = sorted(set(self.variables) - set(state))
+        extra = sorted(set(state) - set(self.variables))
+        misshaped = sorted(f"{name} {tuple(np.shape(state[name]))} (this agent: "
+                           f"{tuple(v.shape)})" for name, v in self.variables.items()
+                           if name in state and tuple(np.shape(state[name])) != tuple(v.shape))
+        problems = [f"{what} {_first_few(names)}" for what, names in
+                    (("missing", missing), ("unexpected", extra), ("mis-shaped", misshaped))
+                    if names]
+        if problems:
+            raise CheckpointMismatch("checkpoint does not fit this agent: " + "; ".join(problems))
+        for name, v in self.variables.items():
+            v.assign(state[name])
+
+
+def _first_few(names: list[str], n: int = 3) -> str:
+    more = f" and {len(names) - n} more" if len(names) > n else ""
+    return ", ".join(names[:n]) + more
+
+
+def module_variables(prefix: str, module: tf.Module) -> dict[str, tf.Variable]:
+    """``module``'s variables named ``prefix/<attribute path>``, e.g. ``network/_torso/0/w``:
+    unique (unlike ``tf.Variable.name``: two layers may share a name) and the same in
+    every process that builds the network from the same code and config."""
+    paths = module._flatten(predicate=lambda x: isinstance(x, tf.Variable), with_path=True)
+    return {"/".join([prefix, *map(str, path)]): v for path, v in paths}
+
+
+def optimizer_variables(optimizer, parameters: dict[str, tf.Variable]) -> dict[str, tf.Variable]:
+    """The optimizer's variables: a slot named after its parameter and its kind
+    (``optimizer/network/_torso/0/w/momentum``), any other by its own name
+    (``optimizer/iteration``).
+
+    ``parameters`` are the named variables the optimizer was built on, in the order
+    it was given them. Keras names the slot of kind ``k`` of a parameter
+    ``<parameter name, '/' and ':' as '_'>_<k>`` and builds each kind for the
+    parameters in order, which tells apart parameters that share a name.
+    """
+    owners: dict[str, list[str]] = {}  # slot name prefix -> parameters, in order
+    for name, v in parameters.items():
+        if v.trainable:
+            owners.setdefault(re.sub("[/:]", "_", v.name), []).append(name)
+    taken: collections.Counter = collections.Counter()
+    out = {}
+    for v in optimizer.variables:
+        prefix = max((p for p in owners if v.name.startswith(p + "_")), key=len, default=None)
+        if prefix is None:
+            out[f"optimizer/{v.name}"] = v
+            continue
+        kind = v.name[len(prefix) + 1:]
+        owner = owners[prefix][taken[prefix, kind]]
+        taken[prefix, kind] += 1
+        if tuple(v.shape) != tuple(parameters[owner].shape):
+            raise RuntimeError(f"optimizer variable {v.name} is not shaped like {owner}, the "
+                               "parameter its name points to: Keras's slot naming changed")
+        out[f"optimizer/{owner}/{kind}"] = v
+    return out
 
 
 def traced_once(fn, input_signature):

@@ -25,7 +25,8 @@ import numpy as np
 import tensorflow as tf
 
 from seed.agents import diagnostics, r2d2
-from seed.agents.base import traced_once, xla_batch_buckets
+from seed.agents.base import (NamedVariables, module_variables, optimizer_variables,
+                              traced_once, xla_batch_buckets)
 from seed.agents.optimizers import make_optimizer
 from seed.networks import make_network
 from seed.networks.base import create_variables
@@ -80,10 +81,13 @@ class R2D2Agent:
 
         self.optimizer = make_optimizer(config)
         self.optimizer.build(self._online_vars)
+        online = module_variables("online", self.network)
+        self._checkpointed = NamedVariables({
+            **online, **module_variables("target", self.target_network),
+            **optimizer_variables(self.optimizer, online)})
         self._rng = np.random.default_rng(config.seed)
         self._action_rng = tf.random.Generator.from_seed(config.seed + 1)
         self._epsilon_table = tf.constant(self.epsilons)
-        self.train_steps = 0
         self._sequences_trained = 0  # since this process started (the replay is not saved)
 
         state_spec = tf.nest.map_structure(
@@ -191,8 +195,8 @@ class R2D2Agent:
             batch.agent_output["action"].astype(np.int32), weights.astype(np.float32))
         priorities = priorities.numpy()
         buffer.update_priorities(indices, priorities)
-        self.train_steps += 1
-        if self.train_steps % config.target_update_period == 0:
+        # The optimizer counts train steps, and its count is checkpointed with it.
+        if int(self.optimizer.iterations.numpy()) % config.target_update_period == 0:
             self._copy_to_target()
         return {
             **{k: float(v) for k, v in metrics.items()},
@@ -250,22 +254,9 @@ class R2D2Agent:
         return list(self.network.variables)
 
     def checkpoint_state(self) -> dict:
-        state = {}
-        for prefix, variables in (("online", self.network.variables),
-                                  ("target", self.target_network.variables),
-                                  ("optimizer", self.optimizer.variables)):
-            for i, v in enumerate(variables):
-                state[f"{prefix}/{i:04d}"] = np.array(v.numpy())
-        state["train_steps"] = np.array(self.train_steps, np.int64)
-        return state
+        """Online, target and optimizer variables (the step count decides target refreshes),
+        by name."""
+        return self._checkpointed.state()
 
     def restore_state(self, state: dict) -> None:
-        for prefix, variables in (("online", self.network.variables),
-                                  ("target", self.target_network.variables),
-                                  ("optimizer", self.optimizer.variables)):
-            for i, v in enumerate(variables):
-                key = f"{prefix}/{i:04d}"
-                if key not in state:
-                    raise KeyError(f"checkpoint lacks {key}: it is not from this agent/network")
-                v.assign(state[key])
-        self.train_steps = int(state.get("train_steps", self.train_steps))
+        self._checkpointed.restore(state)

@@ -23,7 +23,8 @@ import numpy as np
 import tensorflow as tf
 
 from seed.agents import diagnostics
-from seed.agents.base import traced_once, xla_batch_buckets
+from seed.agents.base import (NamedVariables, module_variables, optimizer_variables,
+                              traced_once, xla_batch_buckets)
 from seed.agents.vtrace import actor_critic_loss, align_unroll
 from seed.agents.optimizers import make_optimizer
 from seed.networks import make_network
@@ -51,6 +52,9 @@ class VTraceAgent:
         self.relu_columns = diagnostics.relu_layer_names(
             self.network, lambda: create_variables(self.network, observation_space.shape,
                                                    tf.as_dtype(observation_space.dtype)))
+        parameters = module_variables("network", self.network)
+        self._checkpointed = NamedVariables(
+            {**parameters, **optimizer_variables(self.optimizer, parameters)})
 
         obs_shape = tuple(int(d) for d in (observation_space.shape or ()))
         self._obs_dtype = np.dtype(observation_space.dtype)
@@ -173,25 +177,9 @@ class VTraceAgent:
     def parameters(self):
         return list(self.network.trainable_variables)
 
-    def _checkpoint_variables(self):
-        named = [(f"network/{i:03d}", v) for i, v in enumerate(self.network.trainable_variables)]
-        named += [(f"optimizer/{i:03d}", v) for i, v in enumerate(self.optimizer.variables)]
-        return named
-
     def checkpoint_state(self):
-        """Network and optimizer variables (Adam moments, step count) by position."""
-        return {name: np.array(v.numpy()) for name, v in self._checkpoint_variables()}
+        """Network and optimizer variables (Adam moments, step count), by name."""
+        return self._checkpointed.state()
 
     def restore_state(self, state):
-        named = self._checkpoint_variables()
-        missing = sorted({n for n, _ in named} - set(state))
-        extra = sorted(set(state) - {n for n, _ in named})
-        if missing or extra:
-            raise ValueError(f"checkpoint does not fit this agent: missing {missing}, "
-                             f"unexpected {extra}")
-        for name, v in named:
-            value = np.asarray(state[name])
-            if tuple(value.shape) != tuple(v.shape):
-                raise ValueError(f"checkpoint {name}: shape {value.shape}, expected {v.shape}")
-        for name, v in named:
-            v.assign(state[name])
+        self._checkpointed.restore(state)

@@ -5,10 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-
-def _load(args):
-    from seed.cli import _load_config
-    return _load_config(args)
+from seed.run_flags import add_run_flags, load_config
 
 
 def _log_interval(args):
@@ -27,7 +24,7 @@ def cmd_compare(args) -> int:
         print("seed: error: seed compare budgets runs by --seconds, not --frames",
               file=sys.stderr)
         return 2
-    config = _load(args)
+    config = load_config(args)
     if config.seconds <= 0:
         print("seed: error: seed compare needs --seconds S (a wall-clock budget per run)",
               file=sys.stderr)
@@ -58,7 +55,7 @@ def cmd_roofline(args) -> int:
     # The run budget flags mean nothing here; --seconds is the time per measurement.
     seconds = args.seconds if args.seconds else 10.0
     args.seconds = None
-    config = _load(args)
+    config = load_config(args)
     if seconds <= 0:
         print("seed: error: --seconds must be positive", file=sys.stderr)
         return 2
@@ -77,11 +74,9 @@ def cmd_roofline(args) -> int:
 
 
 def register(subparsers) -> None:
-    from seed.cli import _add_run_flags
-
     p = subparsers.add_parser(
         "compare", help="SEED, IMPALA, SEED again on one config; steady-state FPS table")
-    _add_run_flags(p)
+    add_run_flags(p)
     p.add_argument("--mode", choices=("train", "serve"), default="train",
                    help="train: the full loop; serve: inference only (set train=false)")
     p.add_argument("--budget", choices=("steady", "total"), default="steady",
@@ -94,7 +89,7 @@ def register(subparsers) -> None:
 
     p = subparsers.add_parser(
         "roofline", help="this machine's ceiling FPS for a config: sim, inference, training")
-    _add_run_flags(p)
+    add_run_flags(p)
     p.add_argument("--processes", type=int, default=None,
                    help="simulation processes (default: one per core)")
     p.add_argument("--out", help="JSON to write (default results/roofline/<env>_<network>.json)")

@@ -99,9 +99,7 @@ def check_runnable(env: str, env_kwargs: dict, network: str) -> None:
         raise
     except Exception as e:  # missing ROM, missing package, bad kwargs
         raise ConfigError(f"cannot build env {env}: {e}") from e
-    close = getattr(env_obj, "close", None)
-    if close:
-        close()
+    env_obj.close()
 
 
 def _terminate(proc: subprocess.Popen, grace_s: float = 30.0) -> None:

@@ -60,7 +60,7 @@ def _simulate_inner(env_name: str, env_kwargs: dict, seconds: float, seed: int, 
     env = envs.make(env_name, **env_kwargs)
     rng = np.random.default_rng(seed)
     n = int(env.action_space.n)
-    fps_unit = int(getattr(env, "frames_per_step", 1))
+    fps_unit = int(env.frames_per_step)
     env.reset(seed=seed)
     steps = 0
     wall0, cpu0 = time.perf_counter(), time.process_time()
@@ -74,9 +74,7 @@ def _simulate_inner(env_name: str, env_kwargs: dict, seconds: float, seed: int, 
             break
     out.put({"steps": steps, "frames": steps * fps_unit, "wall_s": time.perf_counter() - wall0,
              "cpu_s": time.process_time() - cpu0, "frames_per_step": fps_unit})
-    close = getattr(env, "close", None)
-    if close:
-        close()
+    env.close()
 
 
 def measure_simulation(env_name: str, env_kwargs: dict, seconds: float,

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import logging
 
+from seed.launch.base import Launcher
+
 log = logging.getLogger(__name__)
 
 
-class ExternalActors:
+class ExternalActors(Launcher):
     def start(self, address: str, num_actors: int) -> None:
         log.info("waiting for %d actors: run `seed actor --server %s --task I` for I in "
                  "0..%d", num_actors, address, num_actors - 1)

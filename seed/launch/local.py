@@ -17,10 +17,12 @@ import sys
 import time
 from pathlib import Path
 
+from seed.launch.base import Launcher
+
 log = logging.getLogger(__name__)
 
 
-class LocalLauncher:
+class LocalLauncher(Launcher):
     def __init__(self, run_dir: str | Path, max_restarts: int = 3,
                  actor_args: list[str] | None = None):
         self.run_dir = Path(run_dir)

@@ -26,9 +26,11 @@ import logging
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from seed.config import Config, ConfigError
+from seed.launch.base import Launcher
 from seed.transport.channel import normalize_server_address
 
 log = logging.getLogger(__name__)
@@ -124,7 +126,7 @@ class ActorHost:
         return run_actor(self.address, self.task, security=security)
 
 
-class RayLauncher:
+class RayLauncher(Launcher):
     def __init__(self, config: Config, run_dir: str | Path, max_restarts: int = 3):
         self.config = config
         self.run_dir = Path(run_dir)
@@ -277,30 +279,25 @@ def _first_line(e: BaseException) -> str:
 
 # -- the learner itself as a Ray actor on a GPU node -------------------------------
 
-_IN_LEARNER_ACTOR = False
-
-
-def in_learner_actor() -> bool:
-    """True inside the learner's Ray actor (so ``train`` runs there, not again remotely)."""
-    return _IN_LEARNER_ACTOR
+# What runs the learner in a process: seed.runtime.run.train_here, handed in by its caller
+# (run.py imports this module, so this module never imports run.py back).
+TrainHere = Callable[[Config, str | None], dict]
 
 
 class LearnerHost:
-    """The body of the learner's Ray actor: ``train()`` on the GPU node Ray chose."""
+    """The body of the learner's Ray actor: the training run on the GPU node Ray chose."""
 
     def __init__(self):
-        global _IN_LEARNER_ACTOR
-        _IN_LEARNER_ACTOR = True
         os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
         from seed.runtime.actor_process import setup_logging
         setup_logging()
 
-    def train(self, config_values: dict, resume_dir: str | None) -> dict:
+    def train(self, train_here: TrainHere, config_values: dict,
+              resume_dir: str | None) -> dict:
         import socket
 
         import ray
-        from seed.runtime.run import train
-        summary = train(Config(**config_values), resume_dir=resume_dir)
+        summary = train_here(Config(**config_values), resume_dir)
         summary["learner_host"] = {
             "hostname": socket.gethostname(), "pid": os.getpid(),
             "node_ip": ray.util.get_node_ip_address(),
@@ -336,26 +333,27 @@ def learner_placement(ray, config: Config) -> dict:
         f"{', '.join(sorted(set(gpu_nodes)))}); keep that port within the cluster network")
 
 
-def train_on_gpu_node(config: Config, resume_dir: str | None = None) -> dict:
-    """Run ``train(config)`` in a Ray actor with one GPU; returns its summary.
+def train_on_gpu_node(config: Config, resume_dir: str | None, train_here: TrainHere,
+                      run_dir: str | Path) -> dict:
+    """Run ``train_here(config, resume_dir)`` in a Ray actor with one GPU; returns its summary.
 
-    The run directory is written on that node (``--logdir`` is made absolute
-    here; use a path that exists there, or shared storage).
+    ``train_here`` travels to that node by reference (a module-level function of
+    an importable module). The run directory ``run_dir`` is written on that node
+    (made absolute here; use a path that exists there, or shared storage).
     """
-    from seed.runtime.run import default_run_dir
     ray, owns = connect_ray(config)
     host = None
     try:
         options = learner_placement(ray, config)
         values = config.to_json()
         values["progress"] = False  # its terminal is a Ray log file
-        values["logdir"] = os.path.abspath(config.logdir or str(default_run_dir(config)))
+        values["logdir"] = os.path.abspath(run_dir)
         resume = os.path.abspath(resume_dir) if resume_dir else None
         host = ray.remote(LearnerHost).options(
             name=f"seed-{Path(values['logdir']).name}-{os.getpid()}-learner",
             namespace="seed",
             max_restarts=0, **options).remote()
-        ref = host.train.remote(values, resume)
+        ref = host.train.remote(train_here, values, resume)
         log.info("learner running as a Ray actor with %s; results in %s on that node",
                  options, values["logdir"])
         try:

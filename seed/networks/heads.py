@@ -6,9 +6,10 @@
   has value and advantage streams: Q = V + (advantage - mean advantage).
 
 The head layers stay attributes of each network (``_policy``, ``_baseline``,
-``_value``, ``_advantage``): ``trainable_variables`` is ordered by attribute name
-and checkpoints and parameter copies go by position, so this module builds the
-layers and combines their outputs but does not hold them.
+``_value``, ``_advantage``): checkpoints name variables by attribute path, and
+``trainable_variables`` is ordered by attribute name with parameter copies (IMPALA's
+pulls, R2D2's target network) going by position, so this module builds the layers
+and combines their outputs but does not hold them.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ class ActorEnvs:
 
         self.env_ids = list(env_ids)
         self.envs = [envs.make(env_name, **env_kwargs) for _ in self.env_ids]
-        self.frames_per_step = getattr(self.envs[0], "frames_per_step", 1)
+        self.frames_per_step = self.envs[0].frames_per_step
         self._seed = seed
         self._returns = np.zeros(len(self.envs), np.float64)
         self._lengths = np.zeros(len(self.envs), np.int64)
@@ -71,6 +71,4 @@ class ActorEnvs:
 
     def close(self) -> None:
         for env in self.envs:
-            close = getattr(env, "close", None)
-            if close:
-                close()
+            env.close()

@@ -5,6 +5,15 @@ same directory, fsync, rename), so a crash mid-write leaves the previous
 checkpoint intact and never a half-written one. Replay contents are not saved
 (a documented choice: R2D2 refills its replay after a resume; the FIFO queue
 of V-trace holds seconds of data).
+
+The agent's part is its ``checkpoint_state()``: arrays keyed by variable name
+(:class:`seed.agents.base.NamedVariables`, which also refuses a state that does
+not fit). An ``.npz`` rather than ``tf.train.Checkpoint`` + ``CheckpointManager``:
+the variables and the counters of the metrics row they belong to land in one
+file with one fsynced rename (a TensorFlow checkpoint is several files and an
+index, without fsync, and would keep the counters apart); it reads with NumPy
+alone (``seed evaluate``, tools); and its keys are the agent's own names, where
+TensorFlow would key a Keras 3 optimizer's state by position.
 """
 
 from __future__ import annotations

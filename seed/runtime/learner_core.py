@@ -33,12 +33,9 @@ class EnvSpec:
         import envs
         env = envs.make(env_name, **env_kwargs)
         try:
-            return cls(env.observation_space, env.action_space,
-                       getattr(env, "frames_per_step", 1))
+            return cls(env.observation_space, env.action_space, env.frames_per_step)
         finally:
-            close = getattr(env, "close", None)
-            if close:
-                close()
+            env.close()
 
 
 class LearnerCore:

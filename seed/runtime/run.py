@@ -1,10 +1,17 @@
 """One training run, either architecture: learner service, actors, metrics, checkpoints.
 
-``train(config)`` starts the learner in this process (gRPC server + training
-thread), launches the actors, and every tick updates the progress bar, writes
-metrics, checkpoints on a period, and checks the budget (frames or seconds).
-Ctrl-C / SIGTERM stop it cleanly: actors first, then training, then a final
-checkpoint; no process is left behind.
+``train(config)`` runs the learner in this process (:func:`train_here`), or with
+``learner_on_gpu_node`` on a GPU node of a Ray cluster. In this process a run is
+made of these parts, in the order they act:
+
+* :func:`prepare_run_dir`: a new run directory, or a resumed one with its
+  checkpoint and counters;
+* :func:`_learner_core`: the agent and its buffer, restored on a resume;
+* :class:`_Learner`: gRPC server and service, training thread, launched actors;
+* :class:`_RunRecord`: episodes, metrics rows, checkpoints, progress bar, summary;
+* :func:`_tick_loop`: every tick, the budget, failures, when to log and checkpoint;
+* :class:`_StopSignals`: Ctrl-C / SIGTERM stop the run cleanly: actors first, then
+  training, then a final checkpoint; no process is left behind.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from seed.config import Config, ConfigError
+from seed.launch.base import Launcher
 from seed.metrics.machine import learner_device, machine_facts
 from seed.metrics.writer import MetricsWriter
 from seed.runtime import checkpoint
@@ -44,7 +52,7 @@ def make_service(core: LearnerCore):
     return ImpalaLearnerService(core)
 
 
-def make_launcher(config: Config, run_dir: Path):
+def make_launcher(config: Config, run_dir: Path) -> Launcher:
     if config.launcher == "local":
         from seed.launch.local import LocalLauncher
         return LocalLauncher(run_dir, actor_args=actor_security_args(config))
@@ -145,161 +153,247 @@ def prepare_run_dir(config: Config, resume_dir: str | None):
 
 
 def train(config: Config, resume_dir: str | None = None) -> dict:
-    """Run to the budget; returns a summary dict (also written to summary.json)."""
+    """Run to the budget; returns a summary dict (also written to summary.json).
+
+    The learner runs in this process, or with ``learner_on_gpu_node`` in a Ray
+    actor on a GPU node of the cluster, which runs :func:`train_here` there.
+    """
     config.validate()
     if config.learner_on_gpu_node:
         from seed.launch import ray_launcher
         if config.launcher != "ray":
             raise ConfigError("learner_on_gpu_node needs --launcher ray")
-        if not ray_launcher.in_learner_actor():
-            return ray_launcher.train_on_gpu_node(config, resume_dir)
+        return ray_launcher.train_on_gpu_node(config, resume_dir, train_here,
+                                              config.logdir or default_run_dir(config))
+    return train_here(config, resume_dir)
+
+
+def train_here(config: Config, resume_dir: str | None = None) -> dict:
+    """The run with its learner in this process (``config`` validated by :func:`train`).
+
+    It ends at the budget, on SIGINT/SIGTERM, or when the learner or an actor
+    fails; then actors stop first, then training and the server, and a clean stop
+    logs a last row and checkpoints. The summary is written in every case; a
+    failure is raised after it.
+    """
     config, run_dir, counters, agent_state = prepare_run_dir(config, resume_dir)
+    core, device = _learner_core(config, run_dir, counters, agent_state)
+    learner = _Learner(config, core, run_dir)
+    record = _RunRecord(config, core, learner.service, run_dir, counters)
+    error: BaseException | None = None
+    with _StopSignals() as stop:
+        try:
+            learner.start(device)
+            _tick_loop(config, learner, record, stop.event)
+        except BaseException as e:  # stop cleanly, then re-raise
+            error = e
+        finally:
+            learner.close()
+            record.close(clean=error is None)
+    summary = record.summary(stop.reason if error is None else repr(error))
+    (run_dir / "summary.json").write_text(json.dumps(summary, indent=2))
+    if error is not None:
+        raise error
+    return summary
+
+
+def _learner_core(config: Config, run_dir: Path, counters: dict,
+                  agent_state: dict | None) -> tuple[LearnerCore, str]:
+    """(core, device): the run's agent and buffer, restored with the counters on a resume,
+    and the device the learner runs on; records both in config.json."""
     env_spec = EnvSpec.probe(config.env, config.env_kwargs)
     device = learner_device()
     (run_dir / "config.json").write_text(json.dumps(
         {"config": config.to_json(), "machine": machine_facts(device),
          "learner_device": device, "architecture": config.arch,
          "frames_per_step": env_spec.frames_per_step}, indent=2))
-
     core = LearnerCore(config, env_spec)
     if agent_state is not None:
-        core.agent.restore_state(agent_state)
+        from seed.agents.base import CheckpointMismatch  # loaded with the agent by now
+        try:
+            core.agent.restore_state(agent_state)
+        except CheckpointMismatch as e:
+            raise checkpoint.CheckpointError(
+                f"cannot resume {run_dir}: its {checkpoint.CHECKPOINT} is not from the agent "
+                f"and network its config.json names ({e})") from None
         s = core.stats
         s.env_steps = counters["env_steps"]
         s.learner_steps = counters["learner_steps"]
         s.env_steps_trained = counters["env_steps_trained"]
         s.episodes_total = counters["episodes_total"]
-    wall_offset = float(counters.get("wall_time", 0.0))
-    from seed.transport.security import server_security
-    security = server_security(config.auth_token_file, config.tls_cert_file,
-                               config.tls_key_file)
-    service = make_service(core)
-    launcher = make_launcher(config, run_dir)
-    try:
-        # A launcher that places actors elsewhere (Ray) decides where the learner listens.
-        server_address = (launcher.learner_address(config.server)
-                          if hasattr(launcher, "learner_address") else config.server)
-        server, address = start_server(service, server_address,
-                                       max_workers=config.grpc_workers(), security=security)
-    except BaseException:
-        launcher.stop()
-        raise
-    writer = MetricsWriter(run_dir, relu_columns=core.agent.relu_columns)
-    stop = threading.Event()
-    stopped_by = {"reason": "budget"}
+    return core, device
 
-    def _on_signal(signum, frame):
-        stopped_by["reason"] = signal.Signals(signum).name
-        stop.set()
 
-    old_handlers = {}
-    if threading.current_thread() is threading.main_thread():
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            old_handlers[sig] = signal.signal(sig, _on_signal)
+class _Learner:
+    """The learner in this process: its core's training thread, its gRPC service and
+    server, and the launcher of the actors that connect to it."""
 
-    fps_unit = env_spec.frames_per_step
-    start = time.monotonic()
-    interval = _Interval(fps_unit, core.stats.env_steps,
-                         core.stats.env_steps_trained)
-    progress = _Progress(config, core.stats.env_steps * fps_unit)
-    recent_returns: list[float] = []  # training envs' last 100 episodes
-    recent_eval: list[float] = []  # evaluation envs' last 100 episodes
-    last_log = last_ckpt = start
-    logged = None  # the counters of the last metrics row
-    summary: dict = {}
-    error: BaseException | None = None
+    def __init__(self, config: Config, core: LearnerCore, run_dir: Path):
+        from seed.transport.security import server_security
+        self.config, self.core, self.run_dir = config, core, run_dir
+        self.security = server_security(config.auth_token_file, config.tls_cert_file,
+                                        config.tls_key_file)
+        self.service = make_service(core)
+        self.launcher = make_launcher(config, run_dir)
+        try:
+            self.server, self.address = start_server(
+                self.service, self.launcher.learner_address(config.server),
+                max_workers=config.grpc_workers(), security=self.security)
+        except BaseException:
+            self.launcher.stop()
+            raise
 
-    def log_interval(now) -> dict:
-        """Write the interval's episodes and metrics row; returns the counters it logged."""
-        sample = core.stats.take_interval()
-        wall = wall_offset + now - start
-        frames = sample["env_steps"] * fps_unit
+    def start(self, device: str) -> None:
+        """The actors, then training."""
+        c = self.config
+        self.launcher.start(self.address, c.actors)
+        self.core.start_training()
+        log.info("learner (%s, %s) serving %d actors x %d envs at %s (%s); results in %s",
+                 c.arch, device, c.actors, c.envs_per_actor, self.address,
+                 self.security.describe(), self.run_dir)
+
+    def check(self) -> None:
+        """Raise what a learner thread failed with, or what the launcher cannot mend."""
+        if self.core.error is not None:
+            raise self.core.error
+        self.launcher.check()
+
+    def close(self) -> None:
+        """Actors first, then the service, training and the server; no socket file is left."""
+        self.launcher.stop()
+        self.service.close()
+        self.core.stop()
+        self.server.stop(grace=1.0).wait(5)
+        path = unix_socket_path(self.address)
+        if path and os.path.exists(path):
+            os.unlink(path)
+
+
+class _RunRecord:
+    """What a run writes as it goes: episodes and metrics rows, checkpoints, the progress
+    bar; at the end, its summary."""
+
+    def __init__(self, config: Config, core: LearnerCore, service, run_dir: Path,
+                 counters: dict):
+        self.config, self.core, self.service, self.run_dir = config, core, service, run_dir
+        self.fps_unit = core.env_spec.frames_per_step
+        self.wall_offset = float(counters.get("wall_time", 0.0))  # a resumed run's wall time
+        self.resumed_frames = int(counters.get("env_steps", 0)) * self.fps_unit
+        self.writer = MetricsWriter(run_dir, relu_columns=core.agent.relu_columns)
+        self.start = time.monotonic()
+        self.interval = _Interval(self.fps_unit, core.stats.env_steps,
+                                  core.stats.env_steps_trained)
+        self.progress = _Progress(config, core.stats.env_steps * self.fps_unit)
+        self.recent_returns: list[float] = []  # training envs' last 100 episodes
+        self.recent_eval: list[float] = []  # evaluation envs' last 100 episodes
+        self.logged: dict | None = None  # the counters of the last metrics row
+
+    def frames(self) -> int:
+        return self.core.stats.env_steps * self.fps_unit
+
+    def log_row(self, now: float) -> None:
+        """Write the interval's episodes and metrics row; keep the counters it logged."""
+        sample = self.core.stats.take_interval()
+        wall = self.wall_offset + now - self.start
+        frames = sample["env_steps"] * self.fps_unit
         for env_id, actor, ret, length, evaluation in sample["episodes"]:
-            writer.write_episode(wall, frames, actor, env_id, ret, length, evaluation)
-            (recent_eval if evaluation else recent_returns).append(ret)
-        del recent_returns[:-100], recent_eval[:-100]
-        row = interval.row(sample, core, service, wall)
-        writer.write_metrics(row)
-        progress.update(row, recent_returns)
-        return {"env_steps": sample["env_steps"], "learner_steps": sample["learner_steps"],
-                "env_steps_trained": sample["env_steps_trained"],
-                "episodes_total": sample["episodes_total"], "wall_time": wall}
+            self.writer.write_episode(wall, frames, actor, env_id, ret, length, evaluation)
+            (self.recent_eval if evaluation else self.recent_returns).append(ret)
+        del self.recent_returns[:-100], self.recent_eval[:-100]
+        row = self.interval.row(sample, self.core, self.service, wall)
+        self.writer.write_metrics(row)
+        self.progress.update(row, self.recent_returns)
+        self.logged = {"env_steps": sample["env_steps"],
+                       "learner_steps": sample["learner_steps"],
+                       "env_steps_trained": sample["env_steps_trained"],
+                       "episodes_total": sample["episodes_total"], "wall_time": wall}
 
-    def save_checkpoint(logged: dict):
+    def checkpoint(self) -> None:
         """A checkpoint of the counters of the row just logged: a resume never counts a
         frame whose episode is missing from episodes.csv (the agent may be a few steps
         newer than the counters, which only means a few frames counted twice)."""
-        checkpoint.save(run_dir, core.agent.checkpoint_state(), logged)
+        checkpoint.save(self.run_dir, self.core.agent.checkpoint_state(), self.logged)
 
-    try:
-        launcher.start(address, config.actors)
-        core.start_training()
-        log.info("learner (%s, %s) serving %d actors x %d envs at %s (%s); results in %s",
-                 config.arch, device, config.actors, config.envs_per_actor, address,
-                 security.describe(), run_dir)
-        while not stop.is_set():
-            stop.wait(0.25)
-            now = time.monotonic()
-            frames = core.stats.env_steps * fps_unit
-            if hasattr(core.agent, "set_progress") and config.frames:
-                core.agent.set_progress(min(1.0, frames / config.frames))
-            if core.error is not None:
-                raise core.error
-            launcher.check()
-            done = (config.frames and frames >= config.frames) or \
-                (config.seconds and now - start >= config.seconds)
-            checkpoint_due = now - last_ckpt >= config.checkpoint_interval_s
-            if now - last_log >= config.log_interval_s or done or checkpoint_due:
-                logged = log_interval(now)
-                last_log = now
-                if checkpoint_due:
-                    save_checkpoint(logged)
-                    last_ckpt = now
-            else:
-                progress.tick(frames)
-            if done:
-                break
-    except BaseException as e:  # stop cleanly, then re-raise
-        error = e
-    finally:
-        launcher.stop()
-        service.close()
-        core.stop()
-        server.stop(grace=1.0).wait(5)
-        path = unix_socket_path(address)
-        if path and os.path.exists(path):
-            os.unlink(path)
-        if error is None:
-            if logged is None or core.stats.env_steps != logged["env_steps"]:
-                logged = log_interval(time.monotonic())  # what ran since the last row
-            save_checkpoint(logged)
-        writer.close()
-        progress.close()
-        for sig, h in old_handlers.items():
-            signal.signal(sig, h)
-        elapsed = time.monotonic() - start
-        s = core.stats
-        summary = {
-            "run_dir": str(run_dir), "arch": config.arch, "env": config.env,
-            "env_frames": s.env_steps * fps_unit, "env_steps": s.env_steps,
+    def close(self, clean: bool) -> None:
+        """A clean stop logs what ran since the last row and checkpoints; then the metrics
+        files and the progress bar close."""
+        if clean:
+            if self.logged is None or self.core.stats.env_steps != self.logged["env_steps"]:
+                self.log_row(time.monotonic())
+            self.checkpoint()
+        self.writer.close()
+        self.progress.close()
+
+    def summary(self, stopped_by: str) -> dict:
+        elapsed = time.monotonic() - self.start
+        s = self.core.stats
+        return {
+            "run_dir": str(self.run_dir), "arch": self.config.arch, "env": self.config.env,
+            "env_frames": s.env_steps * self.fps_unit, "env_steps": s.env_steps,
             "learner_steps": s.learner_steps, "episodes": s.episodes_total,
             "seconds": elapsed,
-            "fps": (s.env_steps * fps_unit - interval_start_frames(counters, fps_unit))
-                   / max(elapsed, 1e-9),
-            "mean_return_last_100": (float(np.mean(recent_returns)) if recent_returns
-                                     else None),
-            "mean_eval_return_last_100": (float(np.mean(recent_eval)) if recent_eval
-                                          else None),
-            "stopped_by": stopped_by["reason"] if error is None else repr(error),
+            "fps": (s.env_steps * self.fps_unit - self.resumed_frames) / max(elapsed, 1e-9),
+            "mean_return_last_100": (float(np.mean(self.recent_returns))
+                                     if self.recent_returns else None),
+            "mean_eval_return_last_100": (float(np.mean(self.recent_eval))
+                                          if self.recent_eval else None),
+            "stopped_by": stopped_by,
         }
-        (run_dir / "summary.json").write_text(json.dumps(summary, indent=2))
-    if error is not None:
-        raise error
-    return summary
 
 
-def interval_start_frames(counters: dict, fps_unit: int) -> int:
-    return int(counters.get("env_steps", 0)) * fps_unit
+TICK_S = 0.25  # how often the loop below looks at the run
+
+
+def _tick_loop(config: Config, learner: _Learner, record: _RunRecord,
+               stop: threading.Event) -> None:
+    """Until the budget is spent or ``stop`` is set, every tick: tell the agent how much of
+    the frame budget is spent, raise what failed, log a row every log interval and
+    checkpoint every checkpoint interval (right after a row), else move the progress bar."""
+    last_log = last_ckpt = record.start
+    while not stop.is_set():
+        stop.wait(TICK_S)
+        now = time.monotonic()
+        frames = record.frames()
+        if config.frames:
+            learner.core.agent.set_progress(min(1.0, frames / config.frames))
+        learner.check()
+        done = (config.frames and frames >= config.frames) or \
+            (config.seconds and now - record.start >= config.seconds)
+        checkpoint_due = now - last_ckpt >= config.checkpoint_interval_s
+        if now - last_log >= config.log_interval_s or done or checkpoint_due:
+            record.log_row(now)
+            last_log = now
+            if checkpoint_due:
+                record.checkpoint()
+                last_ckpt = now
+        else:
+            record.progress.tick(frames)
+        if done:
+            break
+
+
+class _StopSignals:
+    """For the run's duration, SIGINT and SIGTERM set ``event`` and name themselves in
+    ``reason`` (handlers can only be set from the main thread; elsewhere nothing changes)."""
+
+    def __init__(self):
+        self.event = threading.Event()
+        self.reason = "budget"
+        self._previous: dict = {}
+
+    def _on_signal(self, signum, frame) -> None:
+        self.reason = signal.Signals(signum).name
+        self.event.set()
+
+    def __enter__(self) -> "_StopSignals":
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                self._previous[sig] = signal.signal(sig, self._on_signal)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
 
 
 class _Progress:

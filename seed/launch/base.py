@@ -1,0 +1,32 @@
+"""The launcher contract: what the run loop asks of whatever starts the actors.
+
+An abstract base class rather than a Protocol: every launcher is one of this
+package's own classes, and the base holds the default they share (the learner
+listens where ``--server`` says).
+"""
+
+from __future__ import annotations
+
+import abc
+
+
+class Launcher(abc.ABC):
+    """Starts a run's actors, watches them every tick, and stops them at the end."""
+
+    def learner_address(self, server: str) -> str:
+        """Where the learner listens, given ``--server``: as given, unless the launcher
+        places actors where that address cannot reach (Ray overrides this)."""
+        return server
+
+    @abc.abstractmethod
+    def start(self, address: str, num_actors: int) -> None:
+        """Start ``num_actors`` actors (tasks 0..n-1) against the learner at ``address``."""
+
+    @abc.abstractmethod
+    def check(self) -> None:
+        """Called every tick: restart what may be restarted, raise when an actor cannot
+        be kept running."""
+
+    @abc.abstractmethod
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop every actor, waiting up to ``timeout`` seconds; none outlives the run."""
