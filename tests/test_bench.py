@@ -106,6 +106,10 @@ def test_roofline_json_and_ceiling_formula(tmp_path):
         cores / (c["sim"] + c["inf_impala"] + c["train"]))
     assert ceil["simulation_only"] == pytest.approx(cores / c["sim"])
     assert r["training"]["env_steps_per_train_step"] == 5 * 2
+    assert r["bare_training"] is None  # the bare reference exists for the Atari networks only
+    assert "bare TensorFlow" not in roofline.format_roofline(r)
+    r["bare_training"] = {"frames_per_s": 2000.0, "wall_s_per_step": 0.04, "agent_over_bare": 0.5}
+    assert "the agent's step runs at 0.50 x its speed" in roofline.format_roofline(r)
     # compare reads it: fractions of the ceiling per architecture
     summary = {"seed_fps_mean": ceil["seed_serve"] / 2, "impala_fps": ceil["impala_serve"] / 4}
     frac = compare.roofline_fractions(path, "serve", summary, cfg.to_json())

@@ -14,6 +14,11 @@ second = 1) per env frame:
 * ``c_train``: ``agent.train_step`` on a buffer kept full of synthetic unrolls of
   the run's shapes; CPU time per step / (env steps trained x frames per step).
 
+For a V-trace config on an Atari network, the same train step written bare
+(:mod:`seed.bench.bare_step`) is timed right after the agent's, and
+``agent_over_bare`` (the agent's frames/s over the bare step's) says how much
+the suite's own structure costs in training.
+
 The CPU time of a process counts all its threads, so TensorFlow's intra-op
 parallelism is paid for, not hidden. Each frame is simulated once, inferred once
 and (V-trace) trained on once, so with ``cores`` cores::
@@ -257,6 +262,12 @@ def run_roofline(config: Config, seconds: float = 10.0, processes: int | None = 
     echo(f"[roofline] training: batch {config.batch_size} x T={config.unroll_length}, "
          f"{seconds:g}s")
     training = measure_training(agent, config, obs_space, seconds, fps_unit)
+    bare = None
+    from seed.bench import bare_step  # TensorFlow: never imported by the simulation workers
+    if config.agent == "vtrace" and config.network in bare_step.NETWORKS:
+        echo(f"[roofline] bare TensorFlow train step, the same shapes, {seconds:g}s")
+        bare = bare_step.measure_bare_training(config, agent.num_actions, seconds, fps_unit)
+        bare["agent_over_bare"] = training["frames_per_s"] / bare["frames_per_s"]
     costs = {"sim": sim["cpu_s_per_frame"],
              "inf_seed": inference[str(seed_batch)]["cpu_s_per_frame"],
              "inf_impala": inference[str(impala_batch)]["cpu_s_per_frame"],
@@ -274,6 +285,7 @@ def run_roofline(config: Config, seconds: float = 10.0, processes: int | None = 
         "seed_batch": seed_batch, "impala_batch": impala_batch,
         "cores": cores, "frames_per_step": fps_unit, "seconds_per_measurement": seconds,
         "simulation": sim, "inference": inference, "training": training,
+        "bare_training": bare,
         "costs_cpu_s_per_frame": costs, "ceilings": ceil, "formula": FORMULA,
         "machine": machine_facts(), "measured_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
     }
@@ -295,6 +307,11 @@ def format_roofline(r: dict) -> str:
     t = r["training"]
     lines.append(f"  training: {t['frames_per_s']:,.0f} frames/s on its own; "
                  f"{us(c['train'])} CPU per frame, {1e3 * t['wall_s_per_step']:.1f} ms per step")
+    bare = r.get("bare_training")  # absent from files written before it existed
+    if bare:
+        lines.append(f"  bare TensorFlow train step (seed/bench/bare_step.py): "
+                     f"{bare['frames_per_s']:,.0f} frames/s, {1e3 * bare['wall_s_per_step']:.1f} ms "
+                     f"per step; the agent's step runs at {bare['agent_over_bare']:.2f} x its speed")
     lines.append(f"  ceiling: {FORMULA}")
     for arch in ("seed", "impala"):
         lines.append(f"    {arch:<6}: train {ceil[f'{arch}_train']:>12,.0f} frames/s   "
