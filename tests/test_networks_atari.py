@@ -60,6 +60,33 @@ def test_stack_frames_over_time_with_episode_boundary():
     np.testing.assert_array_equal(last.numpy().reshape(3), [0, 4, 5])
 
 
+def _stack_by_pushing(frames, stack, done):
+    """The frame-stack rule one step at a time in NumPy: where done, clear; drop the
+    oldest frame, append the new one."""
+    channels = frames.shape[-1]
+    stack, out = stack.copy(), []
+    for t in range(frames.shape[0]):
+        stack = np.where(done[t][:, None, None, None], 0, stack)
+        stack = np.concatenate([stack[..., channels:], frames[t]], axis=-1)
+        out.append(stack)
+    return np.stack(out), stack
+
+
+@pytest.mark.parametrize("steps,size,channels", [(1, 4, 1), (3, 4, 1), (21, 4, 1), (5, 2, 3),
+                                                 (2, 4, 3)])
+def test_stack_frames_equals_pushing_one_frame_at_a_time(steps, size, channels):
+    rng = np.random.default_rng(steps * 10 + size + channels)
+    batch = 6
+    frames = rng.integers(1, 256, (steps, batch, 2, 3, channels), dtype=np.uint8)
+    stack = rng.integers(1, 256, (batch, 2, 3, size * channels), dtype=np.uint8)
+    done = rng.random((steps, batch)) < 0.3
+    want, want_last = _stack_by_pushing(frames, stack, done)
+    stacked, last = frame_stack.stack_frames(tf.constant(frames), tf.constant(stack),
+                                             tf.constant(done))
+    np.testing.assert_array_equal(stacked.numpy(), want)
+    np.testing.assert_array_equal(last.numpy(), want_last)
+
+
 def test_stack_frames_multichannel():
     stack = frame_stack.initial_frame_stack(1, (1, 1, 2), 2)
     assert stack.shape == (1, 1, 1, 4)
