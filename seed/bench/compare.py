@@ -223,16 +223,12 @@ def summarise(rows: list[dict]) -> dict:
 
 def full_network_kwargs(network: str, kwargs: dict) -> dict:
     """``kwargs`` with the network class's defaults filled in (so {} == the defaults)."""
-    import importlib
     import inspect
 
-    from seed import quiet_tf
-    from seed.networks import REGISTRY
+    from seed.networks import REGISTRY, network_class
     out = {}
     if network in REGISTRY:
-        quiet_tf.import_tensorflow()  # the network module imports it: no start-up noise
-        module_name, class_name = REGISTRY[network].split(":")
-        cls = getattr(importlib.import_module(module_name), class_name)
+        cls = network_class(network)
         for name, p in inspect.signature(cls.__init__).parameters.items():
             if p.default is not inspect.Parameter.empty and name not in ("head", "name"):
                 out[name] = p.default

@@ -21,11 +21,19 @@ REGISTRY = {
 }
 
 
+def network_class(name: str):
+    """The class registered as ``name``. Its module imports TensorFlow: the import goes
+    through :mod:`seed.quiet_tf`, so a process that had not loaded TensorFlow yet (``seed
+    compare``, reading a network's defaults) prints none of its start-up lines."""
+    if name not in REGISTRY:
+        raise ValueError(f"unknown network {name!r}; known: {', '.join(sorted(REGISTRY))}")
+    from seed import quiet_tf
+    quiet_tf.import_tensorflow()
+    module_name, class_name = REGISTRY[name].split(":")
+    return getattr(importlib.import_module(module_name), class_name)
+
+
 def make_network(name: str, num_actions: int, observation_space, head: str = "actor_critic",
                  **kwargs):
     """Build the network registered as ``name``."""
-    if name not in REGISTRY:
-        raise ValueError(f"unknown network {name!r}; known: {', '.join(sorted(REGISTRY))}")
-    module_name, class_name = REGISTRY[name].split(":")
-    cls = getattr(importlib.import_module(module_name), class_name)
-    return cls(num_actions, observation_space, head=head, **kwargs)
+    return network_class(name)(num_actions, observation_space, head=head, **kwargs)
