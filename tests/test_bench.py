@@ -166,3 +166,13 @@ def test_summary_ratio_drift_and_cpu_efficiency():
               latency_p50_ms=None, latency_p99_ms=None, parameter_pull_ms=None, warmup_s=1.0,
               window_s=2.0) for i, r in enumerate(rows)], s, None, "train")
     assert "SEED/IMPALA FPS ratio (mean of the SEED runs / IMPALA): 2.00" in table
+
+
+def test_time_steps_warms_up_prepares_each_call_and_times_only_the_steps():
+    from seed.bench.timing import time_steps
+    calls = []
+    outputs, wall, cpu = time_steps(lambda: calls.append("step") or len(calls), seconds=0.0,
+                                    min_steps=3, prepare=lambda: calls.append("prepare"))
+    assert calls == ["prepare", "step"] * 5  # 2 warm-up calls, then 3 timed
+    assert outputs == [6, 8, 10]  # the timed calls' own return values
+    assert wall >= 0.0 and cpu >= 0.0

@@ -15,11 +15,12 @@ diagnostics (issue 16's target is at least 0.9).
 from __future__ import annotations
 
 import math
-import time
 
 import keras
 import numpy as np
 import tensorflow as tf
+
+from seed.bench.timing import time_steps
 
 NETWORKS = ("nature_cnn", "impala_resnet")
 
@@ -183,15 +184,8 @@ def measure_bare_training(config, num_actions: int, seconds: float, frames_per_s
     # NumPy in, as a training loop receives its batch: the host-to-tensor copy is counted.
     inputs = synthetic_batch(int(config.unroll_length), int(config.batch_size), num_actions,
                              stack_size)
-    for _ in range(2):  # trace and warm up
-        step.step(*inputs).numpy()
-    steps, wall, cpu = 0, 0.0, 0.0
-    while steps < min_steps or wall < seconds:
-        w0, c0 = time.perf_counter(), time.process_time()
-        step.step(*inputs).numpy()
-        wall += time.perf_counter() - w0
-        cpu += time.process_time() - c0
-        steps += 1
+    outputs, wall, cpu = time_steps(lambda: step.step(*inputs).numpy(), seconds, min_steps)
+    steps = len(outputs)
     frames = steps * int(config.unroll_length) * int(config.batch_size) * frames_per_step
     return {"steps": steps, "wall_s_per_step": wall / steps, "cpu_s_per_step": cpu / steps,
             "frames_per_s": frames / wall, "cpu_s_per_frame": cpu / frames}

@@ -43,6 +43,7 @@ from pathlib import Path
 import numpy as np
 
 from seed.bench.procmon import usable_cores
+from seed.bench.timing import time_steps
 from seed.config import Config
 
 FORMULA = ("ceiling_train = cores / (c_sim + c_inf + c_train); "
@@ -200,19 +201,10 @@ def measure_training(agent, config: Config, observation_space, seconds: float,
             buffer.put(unrolls[k % len(unrolls)], timeout=0)
             k += 1
 
-    for _ in range(2):  # trace and warm up
-        top_up()
-        agent.train_step(buffer)
-    steps = trained = 0
-    cpu = wall = 0.0
-    while steps < min_steps or wall < seconds:
-        top_up()
-        w0, c0 = time.perf_counter(), time.process_time()
-        metrics = agent.train_step(buffer)
-        wall += time.perf_counter() - w0
-        cpu += time.process_time() - c0
-        steps += 1
-        trained += int(metrics["env_steps_trained"])
+    outputs, wall, cpu = time_steps(lambda: agent.train_step(buffer), seconds, min_steps,
+                                    prepare=top_up)
+    steps = len(outputs)
+    trained = sum(int(metrics["env_steps_trained"]) for metrics in outputs)
     frames = trained * frames_per_step
     return {"steps": steps, "env_steps_per_train_step": trained / steps,
             "wall_s_per_step": wall / steps, "cpu_s_per_step": cpu / steps,
