@@ -84,6 +84,28 @@ def test_interval_train_metrics_are_means_over_the_steps():
     assert stats.take_interval()["train"] == {}  # the next interval starts empty
 
 
+def test_a_diagnostics_metric_is_averaged_over_the_steps_that_reported_it():
+    stats = RunStats()
+    stats.add_train_step({"loss": 1.0, "update_ratio": 0.002})
+    stats.add_train_step({"loss": 3.0})
+    stats.add_train_step({"loss": 5.0, "update_ratio": 0.004})
+    sample = stats.take_interval()
+    assert sample["train"]["loss"] == pytest.approx(3.0)
+    assert sample["train"]["update_ratio"] == pytest.approx(0.003)
+
+
+def test_sampler_diagnoses_the_first_step_then_one_per_interval():
+    now = [100.0]
+    sampler = diagnostics.Sampler(interval_s=0.5, clock=lambda: now[0])
+    seen = []
+    for t in (100.0, 100.2, 100.49, 100.5, 100.7, 101.2, 101.3):
+        now[0] = t
+        seen.append(sampler.due())
+    assert seen == [True, False, False, True, False, True, False]
+    always = diagnostics.Sampler(interval_s=0.0, clock=lambda: 0.0)
+    assert all(always.due() for _ in range(3))
+
+
 def test_the_nature_cnn_reports_its_four_relu_layers_by_name():
     import gymnasium as gym
     from seed.agents.vtrace_agent import VTraceAgent

@@ -13,7 +13,7 @@ import pytest
 import tensorflow as tf
 from gymnasium import spaces
 
-from seed.agents import make_agent
+from seed.agents import diagnostics, make_agent
 from seed.agents.r2d2_agent import R2D2Agent
 from seed.config import Config
 from seed.replay.prioritized import PrioritizedReplay
@@ -200,6 +200,7 @@ def test_train_step_loss_priorities_and_target_updates_match_numpy():
     config = make_config(burn_in=2, unroll_length=5, n_steps=3, batch_size=6,
                          target_update_period=2, importance_sampling_exponent=0.7)
     agent = R2D2Agent(config, OBS_SPACE, ACT_SPACE)
+    agent._diagnose = diagnostics.Sampler(interval_s=0.0)  # every step diagnosed
     buffer = RecordingReplay(50, config.priority_exponent, config.importance_sampling_exponent)
     rng = np.random.default_rng(0)
     for _ in range(10):
@@ -258,7 +259,7 @@ def test_train_step_loss_priorities_and_target_updates_match_numpy():
     agent.train_step(buffer)
     for v, w in zip(agent.target_network.variables, agent.network.variables):
         np.testing.assert_array_equal(v.numpy(), w.numpy())
-    assert agent._train_fn.experimental_get_tracing_count() == 1
+    assert agent._train_fns[True].tracing_count() == 1
 
 
 def test_train_step_waits_for_min_size_and_stops_on_close():
@@ -283,6 +284,7 @@ def test_train_step_waits_for_min_size_and_stops_on_close():
 def test_replay_ratio_holds_training_back_until_enough_is_inserted():
     # batch 8, ratio 2: the first batch needs 4 sequences inserted, the second 8.
     agent = R2D2Agent(make_config(replay_min_size=1, replay_ratio=2.0), OBS_SPACE, ACT_SPACE)
+    agent._diagnose = diagnostics.Sampler(interval_s=0.0)  # every step diagnosed
     assert agent.unroll_overlap == 2  # burn_in 1 + the shared last step
     buffer = agent.new_buffer()
     rng = np.random.default_rng(2)

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from seed.agents import make_agent
+from seed.agents import diagnostics, make_agent
 from seed.agents.vtrace_agent import VTraceAgent
 from seed.config import Config
 from seed.types import EnvOutput, Unroll
@@ -92,20 +92,47 @@ def test_train_step_changes_parameters_and_reports_metrics(lstm_size):
     for _ in range(2 * config.batch_size):
         buffer.put(_synthetic_unroll(agent, rng, config.unroll_length))
     before = [v.numpy().copy() for v in agent.parameters()]
+    # A clock that stands still: the first step is diagnosed, the later ones are not.
+    agent._diagnose = diagnostics.Sampler(clock=lambda: 0.0)
     metrics = agent.train_step(buffer)
     metrics2 = agent.train_step(buffer)
     assert len(buffer) == 0
+    sampled = ("update_ratio", *agent.relu_columns)
     for m in (metrics, metrics2):
         for key in ("loss", "policy_loss", "baseline_loss", "entropy", "grad_norm",
                     "mean_rho", "mean_abs_log_rho", "value_loss", "explained_variance",
-                    "learning_rate", "update_ratio", *agent.relu_columns):
+                    "learning_rate", *(sampled if m is metrics else ())):
             assert isinstance(m[key], float) and np.isfinite(m[key]), key
         assert m["env_steps_trained"] == config.unroll_length * config.batch_size
-        assert agent.relu_columns == ["dead_relu_0_torso_0"]  # one hidden ReLU layer
-        assert 0 < m["update_ratio"] < 1 and 0 <= m["dead_relu_0_torso_0"] <= 1
+    assert agent.relu_columns == ["dead_relu_0_torso_0"]  # one hidden ReLU layer
+    assert 0 < metrics["update_ratio"] < 1 and 0 <= metrics["dead_relu_0_torso_0"] <= 1
+    assert not set(sampled) & set(metrics2)
     after = agent.parameters()
     assert any(not np.allclose(a, b.numpy()) for a, b in zip(before, after))
-    assert agent._train_fn.experimental_get_tracing_count() == 1
+    assert [fn.tracing_count() for fn in agent._train_fns.values()] == [1, 1]
+
+
+def test_diagnosed_and_plain_train_steps_update_the_same_way():
+    """The diagnostics only read: a step with them leaves the variables and the
+    optimizer exactly where a step without them does."""
+    config = _config(network_kwargs={"hidden_sizes": (16,)})
+    rng = np.random.default_rng(3)
+    probe = VTraceAgent(config, OBS, ACT)
+    unrolls = [_synthetic_unroll(probe, rng, config.unroll_length) for _ in range(6)]
+    states = []
+    for interval_s in (0.0, 1e9):  # every step diagnosed; only the first
+        agent = VTraceAgent(config, OBS, ACT)
+        agent.restore_state(probe.checkpoint_state())  # the same starting point
+        agent._diagnose = diagnostics.Sampler(interval_s, clock=lambda: 0.0)
+        buffer = agent.new_buffer()
+        for u in unrolls:
+            buffer.put(u)
+        agent.train_step(buffer)
+        agent.train_step(buffer)
+        states.append(agent.checkpoint_state())
+    assert states[0].keys() == states[1].keys()
+    for name in states[0]:
+        np.testing.assert_array_equal(states[0][name], states[1][name], err_msg=name)
 
 
 def test_train_step_returns_none_when_closed():

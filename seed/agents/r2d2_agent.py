@@ -108,10 +108,16 @@ class R2D2Agent:
         def timed(spec):
             return tf.TensorSpec([steps] + list(spec.shape), spec.dtype)
 
-        self._train_fn = tf.function(self._train_graph, input_signature=[
+        train_signature = [
             state_spec, timed(tf.TensorSpec([None], tf.int32)),
             EnvOutput(*(timed(s) for s in env_spec)), timed(tf.TensorSpec([None], tf.int32)),
-            tf.TensorSpec([None], tf.float32)])
+            tf.TensorSpec([None], tf.float32)]
+        # One train function with the costly diagnostics, one without; the sampler picks.
+        def train_fn(diagnose):
+            return traced_once(lambda *args: self._train_graph(*args, diagnose=diagnose),
+                               train_signature)
+        self._train_fns = {diagnose: train_fn(diagnose) for diagnose in (False, True)}
+        self._diagnose = diagnostics.Sampler()
 
     # ----------------------------------------------------------------- set-up
 
@@ -187,12 +193,10 @@ class R2D2Agent:
             if u.length != self.unroll_length + 1:
                 raise ValueError(f"replayed unroll has {u.length} steps; this agent learns on "
                                  f"unroll_length + 1 = {self.unroll_length + 1}")
-        batch = stack_unrolls(unrolls)
-        priorities, metrics = self._train_fn(
-            tuple(batch.core_state), batch.prev_action.astype(np.int32),
-            EnvOutput(batch.env_output.reward.astype(np.float32),
-                      batch.env_output.done.astype(bool), batch.env_output.observation),
-            batch.agent_output["action"].astype(np.int32), weights.astype(np.float32))
+        batch = stack_unrolls(unrolls)  # converted to the signature's dtypes by traced_once
+        priorities, metrics = self._train_fns[self._diagnose.due()](
+            tuple(batch.core_state), batch.prev_action, EnvOutput(*batch.env_output),
+            batch.agent_output["action"], weights)
         priorities = priorities.numpy()
         buffer.update_priorities(indices, priorities)
         # The optimizer counts train steps, and its count is checkpointed with it.
@@ -216,7 +220,8 @@ class R2D2Agent:
         return ratio > 0 and (self._sequences_trained + self.config.batch_size
                               > ratio * buffer.num_inserted)
 
-    def _train_graph(self, core_state, prev_action, env_output, action, weights):
+    def _train_graph(self, core_state, prev_action, env_output, action, weights,
+                     diagnose: bool):
         config = self.config
         burn_in = int(config.burn_in)
         online_state = target_state = core_state
@@ -229,7 +234,7 @@ class R2D2Agent:
         rest = EnvOutput(*(x[burn_in:] for x in env_output))
         target_q = self.target_network(prev_action[burn_in:], rest, target_state,
                                        unroll=True)[0]["q_values"]
-        before = diagnostics.snapshot(self._online_vars)
+        before = diagnostics.snapshot(self._online_vars) if diagnose else None
         with tf.GradientTape() as tape:
             with recording_relu_outputs() as relu_outputs:
                 q = self.network(prev_action[burn_in:], rest, online_state,
@@ -245,9 +250,10 @@ class R2D2Agent:
         priorities = r2d2.sequence_priorities(abs_td, config.priority_eta)
         metrics = {"loss": loss, "mean_q": tf.reduce_mean(q_taken), "grad_norm": grad_norm,
                    "value_loss": 0.5 * tf.reduce_mean(tf.square(targets - q_taken)),
-                   "explained_variance": diagnostics.explained_variance(targets, q_taken),
-                   "update_ratio": diagnostics.update_ratio(before, self._online_vars)}
-        metrics.update(diagnostics.dead_relu_fractions(relu_outputs))
+                   "explained_variance": diagnostics.explained_variance(targets, q_taken)}
+        if diagnose:
+            metrics["update_ratio"] = diagnostics.update_ratio(before, self._online_vars)
+            metrics.update(diagnostics.dead_relu_fractions(relu_outputs))
         return priorities, metrics
 
     def parameters(self):

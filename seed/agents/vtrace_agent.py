@@ -76,9 +76,15 @@ class VTraceAgent:
             _spec([None], np.int32), env_spec([None]), state_spec([None])])
 
         steps, batch = self.unroll_length + 1, int(config.batch_size)
-        self._train_fn = tf.function(self._train_graph, input_signature=[
+        train_signature = [
             state_spec([batch]), _spec([steps, batch], np.int32), env_spec([steps, batch]),
-            _spec([steps, batch], np.int32), _spec([steps, batch, self.num_actions], np.float32)])
+            _spec([steps, batch], np.int32), _spec([steps, batch, self.num_actions], np.float32)]
+        # One train function with the costly diagnostics, one without; the sampler picks.
+        def train_fn(diagnose):
+            return traced_once(lambda *args: self._train_graph(*args, diagnose=diagnose),
+                               train_signature)
+        self._train_fns = {diagnose: train_fn(diagnose) for diagnose in (False, True)}
+        self._diagnose = diagnostics.Sampler()
 
     # -- inference -----------------------------------------------------------------------
 
@@ -123,10 +129,10 @@ class VTraceAgent:
             self.optimizer.learning_rate.assign(self.config.learning_rate * scale)
 
     def _train_graph(self, core_state, prev_action, env_output, behaviour_action,
-                     behaviour_logits):
+                     behaviour_logits, diagnose: bool):
         c = self.config
         variables = self.network.trainable_variables
-        before = diagnostics.snapshot(variables)
+        before = diagnostics.snapshot(variables) if diagnose else None
         with tf.GradientTape() as tape:
             with recording_relu_outputs() as relu_outputs:
                 learner_outputs, _ = self.network(prev_action, env_output, core_state,
@@ -145,8 +151,9 @@ class VTraceAgent:
         self.optimizer.apply_gradients(zip(grads, variables))
         metrics["grad_norm"] = grad_norm
         metrics["learning_rate"] = tf.convert_to_tensor(self.optimizer.learning_rate)
-        metrics["update_ratio"] = diagnostics.update_ratio(before, variables)
-        metrics.update(diagnostics.dead_relu_fractions(relu_outputs))
+        if diagnose:
+            metrics["update_ratio"] = diagnostics.update_ratio(before, variables)
+            metrics.update(diagnostics.dead_relu_fractions(relu_outputs))
         return metrics
 
     def train_step(self, buffer):
@@ -158,16 +165,10 @@ class VTraceAgent:
                 break
             if buffer.closed:
                 return None
-        batch = stack_unrolls(unrolls)
-        env_output = EnvOutput(np.asarray(batch.env_output.reward, np.float32),
-                               np.asarray(batch.env_output.done, np.bool_),
-                               np.asarray(batch.env_output.observation, self._obs_dtype))
-        metrics = self._train_fn(
-            tuple(np.asarray(s, dtype.as_numpy_dtype)
-                  for s, (_, dtype) in zip(batch.core_state, self._state_specs)),
-            np.asarray(batch.prev_action, np.int32), env_output,
-            np.asarray(batch.agent_output["action"], np.int32),
-            np.asarray(batch.agent_output["policy_logits"], np.float32))
+        batch = stack_unrolls(unrolls)  # converted to the signature's dtypes by traced_once
+        metrics = self._train_fns[self._diagnose.due()](
+            tuple(batch.core_state), batch.prev_action, EnvOutput(*batch.env_output),
+            batch.agent_output["action"], batch.agent_output["policy_logits"])
         out = {k: float(v) for k, v in metrics.items()}
         out["env_steps_trained"] = self.unroll_length * n
         return out

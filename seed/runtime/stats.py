@@ -22,8 +22,10 @@ class RunStats:
         self._latencies_ms: list[float] = []
         self._pull_ms: list[float] = []
         self._inference_ms: list[float] = []
+        # Per metric: its sum and the number of steps that reported it (a diagnostics
+        # metric comes from sampled steps only, seed/agents/diagnostics.py).
         self._train_sums: dict[str, float] = {}
-        self._train_count = 0
+        self._train_counts: dict[str, int] = {}
 
     def add_env_steps(self, n: int) -> None:
         with self._lock:
@@ -54,7 +56,7 @@ class RunStats:
             self.env_steps_trained += int(metrics.get("env_steps_trained", 0))
             for k, v in metrics.items():
                 self._train_sums[k] = self._train_sums.get(k, 0.0) + float(v)
-            self._train_count += 1
+                self._train_counts[k] = self._train_counts.get(k, 0) + 1
 
     def take_interval(self) -> dict:
         """Everything sampled since the last call, plus current totals."""
@@ -68,9 +70,10 @@ class RunStats:
                 "latencies_ms": np.asarray(self._latencies_ms, np.float64),
                 "pull_ms": np.asarray(self._pull_ms, np.float64),
                 "inference_ms": np.asarray(self._inference_ms, np.float64),
-                # Each train metric's mean over the interval's steps ({} if none ran).
-                "train": {k: v / self._train_count for k, v in self._train_sums.items()},
+                # Each train metric's mean over the interval's steps that reported it
+                # ({} if none ran).
+                "train": {k: v / self._train_counts[k] for k, v in self._train_sums.items()},
             }
             self._episodes, self._latencies_ms, self._pull_ms, self._inference_ms = [], [], [], []
-            self._train_sums, self._train_count = {}, 0
+            self._train_sums, self._train_counts = {}, {}
         return out
