@@ -49,10 +49,14 @@ def test_unknown_network_is_refused():
         bare_step.BareTrainStep("mlp", num_actions=3)
 
 
-def test_measure_reports_per_frame_costs():
+def test_timer_reports_per_frame_costs():
+    from seed.bench.timing import rates
     config = Config(env="atari:Pong", network="nature_cnn", unroll_length=2, batch_size=1)
-    m = bare_step.measure_bare_training(config, num_actions=6, seconds=0.0,
-                                        frames_per_step=4, min_steps=2)
-    assert m["steps"] == 2
+    timer = bare_step.bare_training_timer(config, num_actions=6, frames_per_step=4,
+                                          min_steps=2)
+    totals = timer(0.0)
+    assert totals["steps"] == 2 and totals["env_steps"] == 2 * 2 * 1
+    assert totals["frames"] == 4 * totals["env_steps"]
+    m = rates(totals)
     assert m["frames_per_s"] > 0 and m["cpu_s_per_frame"] > 0
     assert m["wall_s_per_step"] == pytest.approx(2 * 1 * 4 / m["frames_per_s"])

@@ -176,3 +176,27 @@ def test_time_steps_warms_up_prepares_each_call_and_times_only_the_steps():
     assert calls == ["prepare", "step"] * 5  # 2 warm-up calls, then 3 timed
     assert outputs == [6, 8, 10]  # the timed calls' own return values
     assert wall >= 0.0 and cpu >= 0.0
+
+
+def test_alternate_runs_the_timers_in_turns_and_sums_their_blocks():
+    from seed.bench.timing import alternate, rates
+    order = []
+
+    def timer(name, wall):
+        def run(seconds):
+            order.append((name, seconds))
+            return {"steps": 2, "env_steps": 10, "frames": 40, "wall_s": wall, "cpu_s": 2 * wall}
+        return run
+
+    totals = alternate({"agent": timer("agent", 0.5), "bare": timer("bare", 0.25)},
+                       seconds=3.0, rounds=3)
+    assert order == [("agent", 1.0), ("bare", 1.0)] * 3
+    assert totals["agent"] == {"steps": 6, "env_steps": 30, "frames": 120, "wall_s": 1.5,
+                               "cpu_s": 3.0}
+    r = rates(totals["bare"])
+    assert r["frames_per_s"] == pytest.approx(120 / 0.75)
+    assert r["wall_s_per_step"] == pytest.approx(0.125)
+    assert r["cpu_s_per_frame"] == pytest.approx(1.5 / 120)
+    assert r["env_steps_per_train_step"] == 5
+    with pytest.raises(ValueError, match="rounds must be at least 1"):
+        alternate({}, 1.0, 0)

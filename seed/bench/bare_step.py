@@ -20,7 +20,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from seed.bench.timing import time_steps
+from seed.bench.timing import step_timer
 
 NETWORKS = ("nature_cnn", "impala_resnet")
 
@@ -173,9 +173,9 @@ def synthetic_batch(unroll_length: int, batch: int, num_actions: int, stack_size
     return obs, reward, done, action, logits
 
 
-def measure_bare_training(config, num_actions: int, seconds: float, frames_per_step: int,
-                          min_steps: int = 3) -> dict:
-    """Time :class:`BareTrainStep` for ``config``'s network, batch, unroll and optimizer."""
+def bare_training_timer(config, num_actions: int, frames_per_step: int, min_steps: int = 3):
+    """A :func:`seed.bench.timing.step_timer` of :class:`BareTrainStep` for ``config``'s
+    network, batch, unroll and optimizer."""
     stack_size = int(config.network_kwargs.get("stack_size", 4))
     kwargs = {k: v for k, v in config.network_kwargs.items() if k != "stack_size"}
     step = BareTrainStep(config.network, num_actions, stack_size, config.learning_rate,
@@ -184,8 +184,6 @@ def measure_bare_training(config, num_actions: int, seconds: float, frames_per_s
     # NumPy in, as a training loop receives its batch: the host-to-tensor copy is counted.
     inputs = synthetic_batch(int(config.unroll_length), int(config.batch_size), num_actions,
                              stack_size)
-    outputs, wall, cpu = time_steps(lambda: step.step(*inputs).numpy(), seconds, min_steps)
-    steps = len(outputs)
-    frames = steps * int(config.unroll_length) * int(config.batch_size) * frames_per_step
-    return {"steps": steps, "wall_s_per_step": wall / steps, "cpu_s_per_step": cpu / steps,
-            "frames_per_s": frames / wall, "cpu_s_per_frame": cpu / frames}
+    trained = int(config.unroll_length) * int(config.batch_size)
+    return step_timer(lambda: step.step(*inputs).numpy(), lambda _: trained, frames_per_step,
+                      min_steps=min_steps)

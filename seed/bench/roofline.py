@@ -15,7 +15,8 @@ second = 1) per env frame:
   the run's shapes; CPU time per step / (env steps trained x frames per step).
 
 For a V-trace config on an Atari network, the same train step written bare
-(:mod:`seed.bench.bare_step`) is timed right after the agent's, and
+(:mod:`seed.bench.bare_step`) is timed in turns with the agent's (``TRAINING_ROUNDS``
+blocks each, :func:`seed.bench.timing.alternate`), and
 ``agent_over_bare`` (the agent's frames/s over the bare step's) says how much
 the suite's own structure costs in training.
 
@@ -43,8 +44,13 @@ from pathlib import Path
 import numpy as np
 
 from seed.bench.procmon import usable_cores
-from seed.bench.timing import time_steps
+from seed.bench.timing import alternate, rates, step_timer
 from seed.config import Config
+
+#: The agent's train step and the bare one are timed in this many alternating blocks each
+#: (seed/bench/timing.py): their ratio is the target of issue 16, and in turns the
+#: machine's drift does not fall on one of them alone.
+TRAINING_ROUNDS = 5
 
 FORMULA = ("ceiling_train = cores / (c_sim + c_inf + c_train); "
            "ceiling_serve = cores / (c_sim + c_inf); c_* in CPU seconds per env frame, "
@@ -184,9 +190,10 @@ def synthetic_unrolls(agent, observation_space, count: int = 4, seed: int = 0) -
     return out
 
 
-def measure_training(agent, config: Config, observation_space, seconds: float,
-                     frames_per_step: int, min_steps: int = 3) -> dict:
-    """``agent.train_step`` on a buffer topped up with synthetic unrolls before each step."""
+def training_timer(agent, config: Config, observation_space, frames_per_step: int,
+                   min_steps: int = 3):
+    """A :func:`seed.bench.timing.step_timer` of ``agent.train_step`` on a buffer topped up
+    with synthetic unrolls before each step (outside the timed part)."""
     unrolls = synthetic_unrolls(agent, observation_space)
     buffer = agent.new_buffer()
     need = int(config.batch_size)
@@ -201,14 +208,9 @@ def measure_training(agent, config: Config, observation_space, seconds: float,
             buffer.put(unrolls[k % len(unrolls)], timeout=0)
             k += 1
 
-    outputs, wall, cpu = time_steps(lambda: agent.train_step(buffer), seconds, min_steps,
-                                    prepare=top_up)
-    steps = len(outputs)
-    trained = sum(int(metrics["env_steps_trained"]) for metrics in outputs)
-    frames = trained * frames_per_step
-    return {"steps": steps, "env_steps_per_train_step": trained / steps,
-            "wall_s_per_step": wall / steps, "cpu_s_per_step": cpu / steps,
-            "frames_per_s": frames / wall, "cpu_s_per_frame": cpu / frames}
+    return step_timer(lambda: agent.train_step(buffer),
+                      lambda metrics: metrics["env_steps_trained"], frames_per_step,
+                      prepare=top_up, min_steps=min_steps)
 
 
 # -- the roofline ------------------------------------------------------------------------
@@ -251,14 +253,17 @@ def run_roofline(config: Config, seconds: float = 10.0, processes: int | None = 
     for b in sorted({1, impala_batch, seed_batch}):
         echo(f"[roofline] inference: {config.network}, batch {b}, {seconds:g}s")
         inference[str(b)] = measure_inference(agent, obs_space, b, seconds, fps_unit)
-    echo(f"[roofline] training: batch {config.batch_size} x T={config.unroll_length}, "
-         f"{seconds:g}s")
-    training = measure_training(agent, config, obs_space, seconds, fps_unit)
-    bare = None
+    timers = {"agent": training_timer(agent, config, obs_space, fps_unit)}
     from seed.bench import bare_step  # TensorFlow: never imported by the simulation workers
     if config.agent == "vtrace" and config.network in bare_step.NETWORKS:
-        echo(f"[roofline] bare TensorFlow train step, the same shapes, {seconds:g}s")
-        bare = bare_step.measure_bare_training(config, agent.num_actions, seconds, fps_unit)
+        timers["bare"] = bare_step.bare_training_timer(config, agent.num_actions, fps_unit)
+    echo(f"[roofline] training: batch {config.batch_size} x T={config.unroll_length}, "
+         f"{seconds:g}s" + (", in turns with the same step in bare TensorFlow"
+                            if "bare" in timers else ""))
+    measured = {name: rates(t) for name, t in
+                alternate(timers, seconds, TRAINING_ROUNDS).items()}
+    training, bare = measured["agent"], measured.get("bare")
+    if bare is not None:
         bare["agent_over_bare"] = training["frames_per_s"] / bare["frames_per_s"]
     costs = {"sim": sim["cpu_s_per_frame"],
              "inf_seed": inference[str(seed_batch)]["cpu_s_per_frame"],
