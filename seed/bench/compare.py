@@ -49,7 +49,8 @@ SCHEDULE = (("seed", 1), ("impala", 1), ("seed", 2))
 
 COLUMNS = ["run", "arch", "rc", "steady", "warmup_s", "window_s", "fps", "learner_fps",
            "inference_batch_size", "inference_ms", "latency_p50_ms", "latency_p99_ms",
-           "parameter_pull_ms", "cpu_util", "cpu_util_run", "frames_per_cpu_s", "env_frames",
+           "parameter_pull_ms", "cpu_util", "learner_cpu_util", "cpu_util_run",
+           "frames_per_cpu_s", "env_frames",
            "wall_s", "run_dir"]
 
 HUGE_FRAMES = 10 ** 15  # the wall-clock budget stops a compare run, never this
@@ -175,10 +176,14 @@ def run_one(config_path: Path, arch: str, run_dir: Path, seconds: float, train: 
                                            "inference_ms", "latency_p50_ms", "latency_p99_ms",
                                            "parameter_pull_ms", "env_frames")})
             if s["steady"]:
-                row["cpu_util"] = monitor.utilisation(warmup_index(m, train) + 1, len(m), cores)
+                window = (warmup_index(m, train) + 1, len(m))
+                row["cpu_util"] = monitor.utilisation(*window, cores)
+                # The learner process alone (the root; its children are the actors).
+                row["learner_cpu_util"] = monitor.utilisation(*window, cores, root_only=True)
     row["cpu_util_run"] = monitor.utilisation(cores=cores)
     if row["cpu_util"] is None:
         row["cpu_util"] = row["cpu_util_run"]
+        row["learner_cpu_util"] = monitor.utilisation(cores=cores, root_only=True)
     add_derived(row, cores)
     if rc != 0:
         tail = log_path.read_text(errors="replace").strip().splitlines()[-1:] or ["(no output)"]
@@ -266,21 +271,26 @@ def _fmt(v, spec):
     return format(v, spec)
 
 
+def _percent(share) -> str:
+    return _fmt(None if share is None else 100 * share, ".0f")
+
+
 def format_table(rows: list[dict], summary: dict, roof: dict | None, mode: str) -> str:
     head = (f"{'run':<9}{'fps':>10}{'learner':>10}{'batch':>7}{'inf ms':>8}{'p50 ms':>8}"
             f"{'p99 ms':>8}"
-            f"{'pull ms':>9}{'cpu':>6}{'fr/cpu-s':>10}{'warmup':>8}{'window':>8}")
+            f"{'pull ms':>9}{'cpu':>6}{'lrn cpu':>8}{'fr/cpu-s':>10}{'warmup':>8}{'window':>8}")
     lines = [f"mode={mode}; steady-state figures (frames/s; p50/p99: SEED = actor-"
              "observed inference round trip, IMPALA = local inference; inf ms = one inference "
              "call, a learner batch (SEED) or an actor step (IMPALA); cpu = whole process "
-             "tree / all cores)", head, "-" * len(head)]
+             "tree / all cores; lrn cpu = the learner process alone / all cores)", head,
+             "-" * len(head)]
     for r in rows:
         lines.append(
             f"{r['run']:<9}{_fmt(r['fps'], ',.0f'):>10}{_fmt(r['learner_fps'], ',.0f'):>10}"
             f"{_fmt(r['inference_batch_size'], '.1f'):>7}{_fmt(r.get('inference_ms'), '.2f'):>8}"
             f"{_fmt(r['latency_p50_ms'], '.2f'):>8}"
             f"{_fmt(r['latency_p99_ms'], '.2f'):>8}{_fmt(r['parameter_pull_ms'], '.2f'):>9}"
-            f"{_fmt(None if r['cpu_util'] is None else 100 * r['cpu_util'], '.0f'):>5}%"
+            f"{_percent(r['cpu_util']):>5}%{_percent(r.get('learner_cpu_util')):>7}%"
             f"{_fmt(r.get('frames_per_cpu_s'), ',.0f'):>10}"
             f"{_fmt(r['warmup_s'], '.1f'):>7}s{_fmt(r['window_s'], '.1f'):>7}s"
             + ("" if r["steady"] else "  (no steady window)")

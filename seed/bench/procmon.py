@@ -3,7 +3,8 @@
 Every ``interval_s`` the monitor lists the root process and all its descendants
 and reads each one's CPU time (user + system, psutil). The tree's cumulative CPU
 seconds are the sum over every process seen so far (a process that has exited
-keeps its last reading). Alongside, it counts the rows of the run's
+keeps its last reading); the root's own CPU seconds are kept apart (the learner's, where
+the root is a learner and the rest its actors). Alongside, it counts the rows of the run's
 ``metrics.csv``, so CPU use can be cut to the same window as the steady-state
 figures: utilisation = delta tree CPU seconds / (delta wall seconds x cores),
 which is the sum of the processes' ``cpu_percent`` divided by 100 x cores.
@@ -40,7 +41,8 @@ class TreeCPUMonitor:
         self.root = psutil.Process(pid)
         self.metrics_path = Path(metrics_path) if metrics_path else None
         self.interval_s = interval_s
-        self.samples: list[tuple[float, float, int]] = []  # (monotonic t, cpu s, rows)
+        # (monotonic t, the tree's cpu s, metrics rows, the root process's own cpu s)
+        self.samples: list[tuple[float, float, int, float]] = []
         self._procs: dict[tuple[int, float], psutil.Process] = {}
         self._cpu: dict[tuple[int, float], float] = {}
         self._stop = threading.Event()
@@ -62,15 +64,18 @@ class TreeCPUMonitor:
         return procs
 
     def sample(self) -> None:
+        root_cpu = self.samples[-1][3] if self.samples else 0.0
         for p in self._tree():
             try:
                 key = (p.pid, p.create_time())
                 t = p.cpu_times()
                 self._cpu[key] = t.user + t.system
+                if p.pid == self.root.pid:
+                    root_cpu = self._cpu[key]
             except psutil.Error:
                 continue
         rows = _count_rows(self.metrics_path) if self.metrics_path else 0
-        self.samples.append((time.monotonic(), sum(self._cpu.values()), rows))
+        self.samples.append((time.monotonic(), sum(self._cpu.values()), rows, root_cpu))
 
     def _loop(self) -> None:
         while not self._stop.is_set():
@@ -78,8 +83,9 @@ class TreeCPUMonitor:
             self._stop.wait(self.interval_s)
 
     def utilisation(self, first_row: int | None = None, last_row: int | None = None,
-                    cores: int | None = None) -> float | None:
-        """Mean CPU use of the tree as a fraction of all cores.
+                    cores: int | None = None, root_only: bool = False) -> float | None:
+        """Mean CPU use of the tree (or, ``root_only``, of the root process alone) as a
+        fraction of all cores.
 
         With ``first_row``/``last_row`` (1-based counts of metrics rows), over the time
         from the first sample that saw ``first_row`` rows to the first that saw
@@ -96,4 +102,5 @@ class TreeCPUMonitor:
                 return None
         else:
             a, b = s[0], s[-1]
-        return (b[1] - a[1]) / ((b[0] - a[0]) * cores)
+        cpu = 3 if root_only else 1
+        return (b[cpu] - a[cpu]) / ((b[0] - a[0]) * cores)
