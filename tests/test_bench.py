@@ -105,6 +105,13 @@ def test_roofline_json_and_ceiling_formula(tmp_path):
     assert ceil["impala_train"] == pytest.approx(
         cores / (c["sim"] + c["inf_impala"] + c["train"]))
     assert ceil["simulation_only"] == pytest.approx(cores / c["sim"])
+    d = r["seed_data_path"]  # SEED's data path alone, its CPU per frame on both sides
+    dp = d["learner_cpu_s_per_frame"] + d["actor_cpu_s_per_frame"]
+    assert d["seed_serve_with_data_path"] == pytest.approx(
+        cores / (c["sim"] + c["inf_seed"] + dp))
+    assert d["seed_train_with_data_path"] == pytest.approx(
+        cores / (c["sim"] + c["inf_seed"] + c["train"] + dp))
+    assert "SEED data path alone" in roofline.format_roofline(r)
     assert r["training"]["env_steps_per_train_step"] == 5 * 2
     assert r["bare_training"] is None  # the bare reference exists for the Atari networks only
     assert "bare TensorFlow" not in roofline.format_roofline(r)

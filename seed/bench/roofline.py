@@ -20,6 +20,12 @@ blocks each, :func:`seed.bench.timing.alternate`), and
 ``agent_over_bare`` (the agent's frames/s over the bare step's) says how much
 the suite's own structure costs in training.
 
+For SEED, the data path that carries each step between actor and learner is also
+measured alone (:mod:`seed.bench.data_path`: the real learner service and actor
+streams, no inference, no envs), with the ceilings it would leave if its CPU were
+counted too; those are not part of the formula below, whose ceilings stay what a run's
+"fraction of the ceiling" is taken against.
+
 The CPU time of a process counts all its threads, so TensorFlow's intra-op
 parallelism is paid for, not hidden. Each frame is simulated once, inferred once
 and (V-trace) trained on once, so with ``cores`` cores::
@@ -265,12 +271,24 @@ def run_roofline(config: Config, seconds: float = 10.0, processes: int | None = 
     training, bare = measured["agent"], measured.get("bare")
     if bare is not None:
         bare["agent_over_bare"] = training["frames_per_s"] / bare["frames_per_s"]
+    echo(f"[roofline] SEED data path alone: {config.actors} actor stream(s) x "
+         f"{config.envs_per_actor} envs, no inference, no envs, {seconds:g}s")
+    from seed.bench.data_path import measure_data_path
+    from seed.runtime.learner_core import EnvSpec
+    data_path = measure_data_path(config, agent, EnvSpec.probe(config.env, config.env_kwargs),
+                                  seconds)
     costs = {"sim": sim["cpu_s_per_frame"],
              "inf_seed": inference[str(seed_batch)]["cpu_s_per_frame"],
              "inf_impala": inference[str(impala_batch)]["cpu_s_per_frame"],
              "train": training["cpu_s_per_frame"]}
     ceil = ceilings(cores, costs["sim"],
                     {"seed": costs["inf_seed"], "impala": costs["inf_impala"]}, costs["train"])
+    # What SEED could reach with its data path counted too (not a ceiling of the formula).
+    data_path_cost = data_path["learner_cpu_s_per_frame"] + data_path["actor_cpu_s_per_frame"]
+    data_path["seed_serve_with_data_path"] = cores / (costs["sim"] + costs["inf_seed"]
+                                                      + data_path_cost)
+    data_path["seed_train_with_data_path"] = cores / (costs["sim"] + costs["inf_seed"]
+                                                      + costs["train"] + data_path_cost)
     from seed.metrics.machine import machine_facts
     return {
         "env": config.env, "network": config.network, "network_kwargs": config.network_kwargs,
@@ -282,7 +300,7 @@ def run_roofline(config: Config, seconds: float = 10.0, processes: int | None = 
         "seed_batch": seed_batch, "impala_batch": impala_batch,
         "cores": cores, "frames_per_step": fps_unit, "seconds_per_measurement": seconds,
         "simulation": sim, "inference": inference, "training": training,
-        "bare_training": bare,
+        "bare_training": bare, "seed_data_path": data_path,
         "costs_cpu_s_per_frame": costs, "ceilings": ceil, "formula": FORMULA,
         "machine": machine_facts(), "measured_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
     }
@@ -309,11 +327,21 @@ def format_roofline(r: dict) -> str:
         lines.append(f"  bare TensorFlow train step (seed/bench/bare_step.py): "
                      f"{bare['frames_per_s']:,.0f} frames/s, {1e3 * bare['wall_s_per_step']:.1f} ms "
                      f"per step; the agent's step runs at {bare['agent_over_bare']:.2f} x its speed")
+    d = r.get("seed_data_path")  # absent from files written before it existed
+    if d:
+        lines.append(f"  SEED data path alone (seed/bench/data_path.py; no inference, no envs): "
+                     f"{d['frames_per_s']:,.0f} frames/s, round trip p50 "
+                     f"{d['round_trip_p50_ms']:.2f} ms; learner {us(d['learner_cpu_s_per_frame'])}"
+                     f" + actors {us(d['actor_cpu_s_per_frame'])} CPU per frame")
     lines.append(f"  ceiling: {FORMULA}")
     for arch in ("seed", "impala"):
         lines.append(f"    {arch:<6}: train {ceil[f'{arch}_train']:>12,.0f} frames/s   "
                      f"serve {ceil[f'{arch}_serve']:>12,.0f} frames/s")
     lines.append(f"    simulation only: {ceil['simulation_only']:,.0f} frames/s")
+    if d:
+        lines.append(f"    seed with its data path's CPU counted too: train "
+                     f"{d['seed_train_with_data_path']:,.0f}, serve "
+                     f"{d['seed_serve_with_data_path']:,.0f} frames/s")
     return "\n".join(lines)
 
 

@@ -1,0 +1,43 @@
+"""The SEED data-path benchmark: the real learner service and actor streams, no inference."""
+
+import numpy as np
+
+from seed.agents import make_agent
+from seed.bench.data_path import NoInference, measure_data_path
+from seed.config import Config
+from seed.runtime.learner_core import EnvSpec
+from seed.types import EnvOutput
+
+
+def _catch():
+    config = Config(env="toy:catch", network="mlp", actors=2, envs_per_actor=3,
+                    inference_timeout_ms=1.0)
+    spec = EnvSpec.probe(config.env, config.env_kwargs)
+    return config, spec, make_agent(config, spec.observation_space, spec.action_space)
+
+
+def test_no_inference_answers_zeros_of_the_agents_shapes_and_keeps_the_state():
+    config, spec, agent = _catch()
+    null = NoInference(agent, spec.observation_space)
+    assert (null.unroll_length, null.unroll_overlap) == (agent.unroll_length,
+                                                         agent.unroll_overlap)
+    obs = np.ones((4,) + spec.observation_space.shape, spec.observation_space.dtype)
+    env_output = EnvOutput(np.ones(4, np.float32), np.zeros(4, bool), obs)
+    state = agent.initial_state(4)
+    action, outputs, new_state = null.infer(np.arange(4), np.zeros(4, np.int32), env_output,
+                                            state)
+    _, real, _ = agent.infer(np.arange(4), np.zeros(4, np.int32), env_output, state)
+    assert action.tolist() == [0, 0, 0, 0]
+    assert set(outputs) == set(real) | {"action"}
+    for key, value in real.items():
+        assert outputs[key].shape == np.asarray(value).shape and not outputs[key].any(), key
+    assert new_state is state
+
+
+def test_measure_reports_per_frame_costs_of_both_sides():
+    config, spec, agent = _catch()
+    r = measure_data_path(config, agent, spec, seconds=1.0)
+    assert (r["actors"], r["envs_per_actor"]) == (2, 3)
+    assert r["frames_per_s"] > 0
+    assert r["learner_cpu_s_per_frame"] > 0 and r["actor_cpu_s_per_frame"] > 0
+    assert 0 < r["round_trip_p50_ms"] <= r["round_trip_p99_ms"]
