@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -23,20 +24,22 @@ def _stale(target: Path) -> bool:
 
 
 def _compile() -> None:
-    from grpc_tools import protoc
     import grpc_tools
 
     include = str(Path(grpc_tools.__file__).parent / "_proto")
     # Compile into a temp dir, then move into place atomically: concurrent
     # processes (learner + actors starting together) never see half a file.
+    # protoc runs in a child process: in a process that has loaded TensorFlow, grpc_tools'
+    # compiler crashes (a segfault, with the TensorFlow wheel's own protobuf loaded).
     with tempfile.TemporaryDirectory(dir=_HERE) as tmp:
-        code = protoc.main([
-            "grpc_tools.protoc", f"-I{_ROOT}", f"-I{include}",
+        done = subprocess.run([
+            sys.executable, "-m", "grpc_tools.protoc", f"-I{_ROOT}", f"-I{include}",
             f"--python_out={tmp}", f"--grpc_python_out={tmp}",
             str(_PROTO.relative_to(_ROOT)),
-        ])
-        if code != 0:
-            raise RuntimeError(f"protoc failed on {_PROTO} (exit {code})")
+        ], capture_output=True, text=True)
+        if done.returncode != 0:
+            last = (done.stderr.strip().splitlines() or ["(no output)"])[-1]
+            raise RuntimeError(f"protoc failed on {_PROTO} (exit {done.returncode}): {last}")
         for name in ("seed_rl_pb2.py", "seed_rl_pb2_grpc.py"):
             os.replace(Path(tmp) / "seed" / "transport" / name, _HERE / name)
 
@@ -49,4 +52,3 @@ pb2 = importlib.import_module("seed.transport.seed_rl_pb2")
 pb2_grpc = importlib.import_module("seed.transport.seed_rl_pb2_grpc")
 
 __all__ = ["pb2", "pb2_grpc"]
-del sys
