@@ -75,6 +75,7 @@ def test_compare_end_to_end_serve(tmp_path, capsys):
         assert r["steady"] and r["window_s"] >= 3
         assert math.isfinite(r["fps"]) and r["fps"] > 0
         assert 0 < r["cpu_util_run"] < 1.5
+        assert 0 < r["learner_cpu_util"] < r["cpu_util"]  # its actors' share is on top
     assert data["runs"][1]["inference_batch_size"] == 2
     assert math.isfinite(data["fps_ratio"]) and data["fps_ratio"] > 0
     # A second compare into the same directory is refused, not mixed in.
