@@ -232,14 +232,16 @@ def ceilings(cores: int, c_sim: float, c_inf: dict, c_train: float) -> dict:
 
 
 def build_agent(config: Config):
-    """(agent, observation_space, frames_per_step) for the config's env and network."""
+    """(agent, env spec) for the config's env and network; the spec
+    (:class:`seed.runtime.learner_core.EnvSpec`) holds the observation and action spaces and
+    the frames per step."""
     import tensorflow as tf
     from seed.agents import make_agent
     from seed.runtime.learner_core import EnvSpec
     spec = EnvSpec.probe(config.env, config.env_kwargs)
     tf.random.set_seed(config.seed)
     agent = make_agent(config, spec.observation_space, spec.action_space)
-    return agent, spec.observation_space, spec.frames_per_step
+    return agent, spec
 
 
 def run_roofline(config: Config, seconds: float = 10.0, processes: int | None = None,
@@ -254,7 +256,8 @@ def run_roofline(config: Config, seconds: float = 10.0, processes: int | None = 
     echo(f"[roofline] simulation: {config.env}, {processes} process(es), {seconds:g}s")
     sim = measure_simulation(config.env, config.env_kwargs, seconds, processes)
     fps_unit = sim["frames_per_step"]
-    agent, obs_space, _ = build_agent(config)
+    agent, spec = build_agent(config)
+    obs_space = spec.observation_space
     inference = {}
     for b in sorted({1, impala_batch, seed_batch}):
         echo(f"[roofline] inference: {config.network}, batch {b}, {seconds:g}s")
@@ -274,9 +277,7 @@ def run_roofline(config: Config, seconds: float = 10.0, processes: int | None = 
     echo(f"[roofline] SEED data path alone: {config.actors} actor stream(s) x "
          f"{config.envs_per_actor} envs, no inference, no envs, {seconds:g}s")
     from seed.bench.data_path import measure_data_path
-    from seed.runtime.learner_core import EnvSpec
-    data_path = measure_data_path(config, agent, EnvSpec.probe(config.env, config.env_kwargs),
-                                  seconds)
+    data_path = measure_data_path(config, agent, spec, seconds)
     costs = {"sim": sim["cpu_s_per_frame"],
              "inf_seed": inference[str(seed_batch)]["cpu_s_per_frame"],
              "inf_impala": inference[str(impala_batch)]["cpu_s_per_frame"],
