@@ -129,6 +129,47 @@ def test_roofline_json_and_ceiling_formula(tmp_path):
     other = dict(cfg.to_json(), network_kwargs={"hidden_sizes": [512, 512]})
     assert compare.roofline_fractions(path, "serve", summary, other)["mismatched"] == \
         ["network_kwargs"]
+    # SEED's steps in turn: inference of the batch of all 4 envs, both actors' 2 steps
+    # (one process per core at most), the data path's cycle
+    lock = r["seed_lockstep_serve"]
+    step_s = r["simulation"]["processes"] / r["simulation"]["steps_per_s"]
+    frames = 4 * r["frames_per_step"]
+    cycle = (r["inference"]["4"]["wall_s_per_call"] + 4 * step_s / min(2, cores)
+             + frames / d["frames_per_s"])
+    assert lock["frames_per_s"] == pytest.approx(frames / cycle)
+    assert lock["fraction_of_serve_ceiling"] == pytest.approx(frames / cycle / ceil["seed_serve"])
+    assert "in turn (actor_splits 1)" in roofline.format_roofline(r)
+    assert frac["seed_lockstep_fraction"] == pytest.approx(summary["seed_fps_mean"] / (frames / cycle))
+    assert "its bound with simulation, inference and data path in turn" in \
+        compare.format_table([], dict(summary, fps_ratio=None, seed_drift=None), frac, "serve")
+    # it bounds that schedule's serve runs only
+    assert "seed_lockstep_fraction" not in compare.roofline_fractions(
+        path, "train", summary, cfg.to_json())
+    assert "seed_lockstep_fraction" not in compare.roofline_fractions(
+        path, "serve", summary, dict(cfg.to_json(), actor_splits=2))
+
+
+def test_lockstep_serve_bound_by_hand():
+    sim = {"processes": 2, "steps_per_s": 8000.0}  # 0.25 ms per env step and process
+    data_path = {"frames_per_s": 64000.0}  # 128 frames in 2 ms
+    b = roofline.lockstep_serve(32, 2, 2, 4, sim, 0.005, data_path)
+    assert b["simulation_wall_s"] == pytest.approx(0.004)  # 16 steps per actor, in parallel
+    assert b["data_path_wall_s"] == pytest.approx(0.002)
+    assert b["cycle_wall_s"] == pytest.approx(0.011)
+    assert b["frames_per_s"] == pytest.approx(128 / 0.011)
+    # four actors on two cores step in two waves; on four cores, at once
+    assert roofline.lockstep_serve(32, 4, 2, 4, sim, 0.005, data_path)["simulation_wall_s"] == \
+        pytest.approx(0.004)
+    assert roofline.lockstep_serve(32, 4, 4, 4, sim, 0.005, data_path)["simulation_wall_s"] == \
+        pytest.approx(0.002)
+
+
+def test_roofline_has_no_lockstep_bound_for_split_actors(tmp_path):
+    cfg = Config(env="toy:catch", network="mlp", actors=1, envs_per_actor=2, actor_splits=2,
+                 unroll_length=5, batch_size=2, arch="seed")
+    r = roofline.run_roofline(cfg, seconds=0.2, processes=1, echo=lambda *_: None)
+    assert r["seed_lockstep_serve"] is None
+    assert "in turn" not in roofline.format_roofline(r)
 
 
 # -- sweep -----------------------------------------------------------------------------

@@ -262,6 +262,14 @@ def roofline_fractions(path: Path, mode: str, summary: dict, config: dict) -> di
         ceiling = ceilings.get(f"{arch}_{mode}")
         out[f"{arch}_ceiling_fps"] = ceiling
         out[f"{arch}_fraction"] = (fps / ceiling) if (fps and ceiling) else None
+    # SEED's bound when its steps take turns (seed/bench/roofline.py): it holds for a serve
+    # run of that schedule only, one stream per actor and a batch of every env.
+    lockstep, fps = roof.get("seed_lockstep_serve"), summary["seed_fps_mean"]
+    num_envs = config.get("actors", 0) * config.get("envs_per_actor", 0)
+    if mode == "serve" and lockstep and config.get("actor_splits", 1) == 1 and \
+            config.get("inference_batch_size", 0) in (0, num_envs):
+        out["seed_lockstep_fps"] = lockstep["frames_per_s"]
+        out["seed_lockstep_fraction"] = fps / lockstep["frames_per_s"] if fps else None
     return out
 
 
@@ -311,6 +319,10 @@ def format_table(rows: list[dict], summary: dict, roof: dict | None, mode: str) 
                 if roof["mismatched"] else "")
         lines.append(f"of the {mode} roofline ceiling ({roof['path']}): "
                      + "; ".join(parts) + note)
+        if roof.get("seed_lockstep_fps"):
+            lines.append(f"seed: {_percent(roof['seed_lockstep_fraction'])}% of "
+                         f"{roof['seed_lockstep_fps']:,.0f}, its bound with simulation, "
+                         "inference and data path in turn")
     return "\n".join(lines)
 
 

@@ -37,6 +37,18 @@ with B the SEED batch for ``seed_*`` and envs_per_actor for ``impala_*``. The
 ceiling leaves out everything the architectures add (transport, unroll assembly,
 parameter pulls, Python glue), which is what a compare run's fraction of the
 ceiling shows. Written to ``results/roofline/<env>_<network>.json``.
+
+The ceiling assumes that simulation and inference overlap perfectly. SEED with
+``actor_splits: 1`` and a batch of every env does not overlap them: each actor waits for
+its actions, and the learner for every actor's request, so one cycle is the batch's
+inference, then the actors' steps, then the data path's round trip, in turn. From the
+same measurements (wall times, not CPU)::
+
+    seed_lockstep_serve = num_envs x frames_per_step / (t_inf[B] + t_sim + t_data_path)
+
+with t_sim the wall time for the actors to step their envs, ``min(actors, cores)`` of
+them at once, and t_data_path the data path's cycle alone. Each term is timed alone on
+an idle machine, so a serve run of that schedule should stay below it.
 """
 
 from __future__ import annotations
@@ -231,6 +243,19 @@ def ceilings(cores: int, c_sim: float, c_inf: dict, c_train: float) -> dict:
     return out
 
 
+def lockstep_serve(num_envs: int, actors: int, cores: int, frames_per_step: int,
+                   sim: dict, inference_s_per_call: float, data_path: dict) -> dict:
+    """SEED's serve rate bound when simulation, inference and transport take turns (the
+    module doc): each term of one cycle in seconds, the cycle and the frames/s it gives."""
+    step_s = sim["processes"] / sim["steps_per_s"]  # one env step in one simulating process
+    frames_per_cycle = num_envs * frames_per_step
+    terms = {"inference_wall_s": inference_s_per_call,
+             "simulation_wall_s": num_envs * step_s / min(actors, cores),
+             "data_path_wall_s": frames_per_cycle / data_path["frames_per_s"]}
+    cycle = sum(terms.values())
+    return {**terms, "cycle_wall_s": cycle, "frames_per_s": frames_per_cycle / cycle}
+
+
 def build_agent(config: Config):
     """(agent, env spec) for the config's env and network; the spec
     (:class:`seed.runtime.learner_core.EnvSpec`) holds the observation and action spaces and
@@ -290,6 +315,11 @@ def run_roofline(config: Config, seconds: float = 10.0, processes: int | None = 
                                                       + data_path_cost)
     data_path["seed_train_with_data_path"] = cores / (costs["sim"] + costs["inf_seed"]
                                                       + costs["train"] + data_path_cost)
+    lockstep = None  # only that schedule takes turns (actor_splits 1, a batch of every env)
+    if config.effective_actor_splits() == 1 and seed_batch == config.num_envs:
+        lockstep = lockstep_serve(config.num_envs, config.actors, cores, fps_unit, sim,
+                                  inference[str(seed_batch)]["wall_s_per_call"], data_path)
+        lockstep["fraction_of_serve_ceiling"] = lockstep["frames_per_s"] / ceil["seed_serve"]
     from seed.metrics.machine import machine_facts
     return {
         "env": config.env, "network": config.network, "network_kwargs": config.network_kwargs,
@@ -301,7 +331,7 @@ def run_roofline(config: Config, seconds: float = 10.0, processes: int | None = 
         "seed_batch": seed_batch, "impala_batch": impala_batch,
         "cores": cores, "frames_per_step": fps_unit, "seconds_per_measurement": seconds,
         "simulation": sim, "inference": inference, "training": training,
-        "bare_training": bare, "seed_data_path": data_path,
+        "bare_training": bare, "seed_data_path": data_path, "seed_lockstep_serve": lockstep,
         "costs_cpu_s_per_frame": costs, "ceilings": ceil, "formula": FORMULA,
         "machine": machine_facts(), "measured_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
     }
@@ -343,6 +373,15 @@ def format_roofline(r: dict) -> str:
         lines.append(f"    seed with its data path's CPU counted too: train "
                      f"{d['seed_train_with_data_path']:,.0f}, serve "
                      f"{d['seed_serve_with_data_path']:,.0f} frames/s")
+    lock = r.get("seed_lockstep_serve")  # absent from older files; None with actor_splits > 1
+    if lock:
+        lines.append(f"    seed serve, simulation, inference and data path in turn (actor_splits "
+                     f"1): {lock['frames_per_s']:,.0f} frames/s, "
+                     f"{100 * lock['fraction_of_serve_ceiling']:.0f}% of the serve ceiling "
+                     f"(cycle {1e3 * lock['cycle_wall_s']:.2f} ms = inference "
+                     f"{1e3 * lock['inference_wall_s']:.2f} + simulation "
+                     f"{1e3 * lock['simulation_wall_s']:.2f} + data path "
+                     f"{1e3 * lock['data_path_wall_s']:.2f})")
     return "\n".join(lines)
 
 
