@@ -651,7 +651,7 @@ def final_returns(runs: list[Run]) -> pd.DataFrame:
 
 #: The data-path options (README: off by default): a compare whose runs set one otherwise
 #: than the config default is told apart on the ratio figure.
-DATA_PATH_OPTIONS = ("actor_splits", "jit_inference")
+DATA_PATH_OPTIONS = ("actor_splits", "jit_inference", "inference_batch_size")
 
 
 def compare_config(compare_dir) -> dict:

@@ -403,7 +403,8 @@ def test_compare_ratios_group_repeats_and_sweeps(tmp_path):
     make_compare(root / "c" / "serve-1", "serve", 100.0, 200.0)
     make_compare(root / "c" / "serve-2", "serve", 150.0, 200.0,
                  {"jit_inference": True, "actor_splits": 1, "network_kwargs": {"h": [8]}})
-    make_compare(root / "c" / "serve-3", "serve", 90.0, 100.0, {"actor_splits": 2},
+    make_compare(root / "c" / "serve-3", "serve", 90.0, 100.0,
+                 {"actor_splits": 2, "inference_batch_size": 8},
                  config_in_json=False)
     make_compare(root / "c" / "train-1", "train", 300.0, 200.0)
     sweep = root / "c" / "sweep"
@@ -420,7 +421,8 @@ def test_compare_ratios_group_repeats_and_sweeps(tmp_path):
         f"{BENCH} · serve · sweep large (mlp hidden_sizes 2048x2048)",
         f"{BENCH} · train · mlp"]
     assert t["fps_ratio"].tolist()[:4] == pytest.approx([0.5, 0.75, 0.9, 1.0])
-    assert t["options"].tolist()[:3] == ["", "jit_inference", "actor_splits=2"]
+    assert t["options"].tolist()[:3] == ["", "jit_inference",
+                                         "actor_splits=2, inference_batch_size=8"]
     assert t["sweep_size"].tolist()[3:5] == ["small", "large"]
     assert t["cpu_ratio"].iloc[0] == pytest.approx(0.9) and t["seed_fps"].iloc[1] == 150.0
     assert R.compare_ratios([]).empty
