@@ -34,15 +34,11 @@ def main() -> None:
     from seed import config as config_lib
     from seed import quiet_tf
     quiet_tf.import_tensorflow()
-    from seed.bench.roofline import _observations, build_agent
-    from seed.types import EnvOutput
+    from seed.bench.roofline import build_agent, inference_inputs
 
     agent, spec = build_agent(config_lib.load(args.config, {"arch": "seed"}))
     b = args.batch
-    obs = _observations(spec.observation_space, b, np.random.default_rng(0))
-    env_ids, prev = np.arange(b, dtype=np.int32), np.zeros(b, np.int32)
-    env_out = EnvOutput(np.zeros(b, np.float32), np.zeros(b, bool), obs)
-    state = agent.initial_state(b)
+    env_ids, prev, env_out, state = inference_inputs(agent, spec.observation_space, b)
     for _ in range(5):  # trace and warm up
         prev, _, state = agent.infer(env_ids, prev, env_out, state)
 

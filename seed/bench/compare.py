@@ -31,6 +31,7 @@ facts, mode, seconds, config, and the roofline fractions when
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import math
 import os
@@ -263,11 +264,11 @@ def roofline_fractions(path: Path, mode: str, summary: dict, config: dict) -> di
         out[f"{arch}_ceiling_fps"] = ceiling
         out[f"{arch}_fraction"] = (fps / ceiling) if (fps and ceiling) else None
     # SEED's bound when its steps take turns (seed/bench/roofline.py): it holds for a serve
-    # run of that schedule only, one stream per actor and a batch of every env.
+    # run of that schedule only.
+    from seed.bench.roofline import takes_turns
     lockstep, fps = roof.get("seed_lockstep_serve"), summary["seed_fps_mean"]
-    num_envs = config.get("actors", 0) * config.get("envs_per_actor", 0)
-    if mode == "serve" and lockstep and config.get("actor_splits", 1) == 1 and \
-            config.get("inference_batch_size", 0) in (0, num_envs):
+    if mode == "serve" and lockstep and \
+            takes_turns(dataclasses.replace(Config(**config), arch="seed")):
         out["seed_lockstep_fps"] = lockstep["frames_per_s"]
         out["seed_lockstep_fraction"] = fps / lockstep["frames_per_s"] if fps else None
     return out

@@ -161,16 +161,20 @@ def _observations(space, n: int, rng: np.random.Generator) -> np.ndarray:
     return x.astype(space.dtype)
 
 
+def inference_inputs(agent, observation_space, batch: int) -> tuple:
+    """``(env_ids, prev_action, env_output, core_state)`` for ``agent.infer`` on ``batch``
+    envs: random observations from the space, the agent's initial state."""
+    from seed.types import EnvOutput
+    obs = _observations(observation_space, batch, np.random.default_rng(0))
+    env_out = EnvOutput(np.zeros(batch, np.float32), np.zeros(batch, bool), obs)
+    return (np.arange(batch, dtype=np.int32), np.zeros(batch, np.int32), env_out,
+            agent.initial_state(batch))
+
+
 def measure_inference(agent, observation_space, batch: int, seconds: float,
                       frames_per_step: int, min_calls: int = 5) -> dict:
     """``agent.infer`` on ``batch`` envs, repeated for ``seconds`` (at least ``min_calls``)."""
-    from seed.types import EnvOutput
-    rng = np.random.default_rng(0)
-    obs = _observations(observation_space, batch, rng)
-    env_ids = np.arange(batch, dtype=np.int32)
-    prev = np.zeros(batch, np.int32)
-    env_out = EnvOutput(np.zeros(batch, np.float32), np.zeros(batch, bool), obs)
-    state = agent.initial_state(batch)
+    env_ids, prev, env_out, state = inference_inputs(agent, observation_space, batch)
     for _ in range(3):  # trace and warm up
         prev, _, state = agent.infer(env_ids, prev, env_out, state)
     calls = 0
@@ -256,6 +260,13 @@ def lockstep_serve(num_envs: int, actors: int, cores: int, frames_per_step: int,
     return {**terms, "cycle_wall_s": cycle, "frames_per_s": frames_per_cycle / cycle}
 
 
+def takes_turns(config: Config) -> bool:
+    """Whether ``config``'s SEED steps take turns (the module doc): one stream per actor
+    and one inference batch of every env, so :func:`lockstep_serve` bounds it."""
+    return (config.effective_actor_splits() == 1
+            and config.effective_inference_batch_size() == config.num_envs)
+
+
 def build_agent(config: Config):
     """(agent, env spec) for the config's env and network; the spec
     (:class:`seed.runtime.learner_core.EnvSpec`) holds the observation and action spaces and
@@ -315,8 +326,8 @@ def run_roofline(config: Config, seconds: float = 10.0, processes: int | None = 
                                                       + data_path_cost)
     data_path["seed_train_with_data_path"] = cores / (costs["sim"] + costs["inf_seed"]
                                                       + costs["train"] + data_path_cost)
-    lockstep = None  # only that schedule takes turns (actor_splits 1, a batch of every env)
-    if config.effective_actor_splits() == 1 and seed_batch == config.num_envs:
+    lockstep = None
+    if takes_turns(config):
         lockstep = lockstep_serve(config.num_envs, config.actors, cores, fps_unit, sim,
                                   inference[str(seed_batch)]["wall_s_per_call"], data_path)
         lockstep["fraction_of_serve_ceiling"] = lockstep["frames_per_s"] / ceil["seed_serve"]
