@@ -115,6 +115,13 @@ class Config:
         splits = self.effective_actor_splits()
         return self.actors * -(-self.envs_per_actor // splits)
 
+    def seed_takes_turns(self) -> bool:
+        """One stream per actor and one inference batch of every env: SEED's inference,
+        simulation and data path then take turns, which ``seed roofline`` bounds
+        (``seed_lockstep_serve``, seed/bench/roofline.py)."""
+        return (self.effective_actor_splits() == 1
+                and self.effective_inference_batch_size() == self.num_envs)
+
     def max_streams(self) -> int:
         """SEED: streams the learner holds open at once: every actor's, as many again for
         actors that reconnect while their old streams linger, and a few more."""

@@ -265,10 +265,9 @@ def roofline_fractions(path: Path, mode: str, summary: dict, config: dict) -> di
         out[f"{arch}_fraction"] = (fps / ceiling) if (fps and ceiling) else None
     # SEED's bound when its steps take turns (seed/bench/roofline.py): it holds for a serve
     # run of that schedule only.
-    from seed.bench.roofline import takes_turns
     lockstep, fps = roof.get("seed_lockstep_serve"), summary["seed_fps_mean"]
     if mode == "serve" and lockstep and \
-            takes_turns(dataclasses.replace(Config(**config), arch="seed")):
+            dataclasses.replace(Config(**config), arch="seed").seed_takes_turns():
         out["seed_lockstep_fps"] = lockstep["frames_per_s"]
         out["seed_lockstep_fraction"] = fps / lockstep["frames_per_s"] if fps else None
     return out

@@ -260,13 +260,6 @@ def lockstep_serve(num_envs: int, actors: int, cores: int, frames_per_step: int,
     return {**terms, "cycle_wall_s": cycle, "frames_per_s": frames_per_cycle / cycle}
 
 
-def takes_turns(config: Config) -> bool:
-    """Whether ``config``'s SEED steps take turns (the module doc): one stream per actor
-    and one inference batch of every env, so :func:`lockstep_serve` bounds it."""
-    return (config.effective_actor_splits() == 1
-            and config.effective_inference_batch_size() == config.num_envs)
-
-
 def build_agent(config: Config):
     """(agent, env spec) for the config's env and network; the spec
     (:class:`seed.runtime.learner_core.EnvSpec`) holds the observation and action spaces and
@@ -327,7 +320,7 @@ def run_roofline(config: Config, seconds: float = 10.0, processes: int | None = 
     data_path["seed_train_with_data_path"] = cores / (costs["sim"] + costs["inf_seed"]
                                                       + costs["train"] + data_path_cost)
     lockstep = None
-    if takes_turns(config):
+    if config.seed_takes_turns():
         lockstep = lockstep_serve(config.num_envs, config.actors, cores, fps_unit, sim,
                                   inference[str(seed_batch)]["wall_s_per_call"], data_path)
         lockstep["fraction_of_serve_ceiling"] = lockstep["frames_per_s"] / ceil["seed_serve"]
