@@ -64,7 +64,7 @@ class Config:
     # R2D2.
     replay_capacity: int = 10_000  # unrolls (sequences)
     replay_min_size: int = 100  # sequences before training starts
-    replay_ratio: float = 0.0  # sequences trained per sequence inserted, at most; 0 = no limit
+    replay_ratio: float = 0.0  # sequences trained per sequence inserted, held on both sides; 0 = no limit
     burn_in: int = 0
     n_steps: int = 5
     target_update_period: int = 100  # learner steps
@@ -168,6 +168,9 @@ class Config:
             raise ConfigError("TLS needs both --tls-cert-file and --tls-key-file")
         if not self.replay_ratio >= 0:
             raise ConfigError(f"replay_ratio must be >= 0 (0: no limit), got {self.replay_ratio}")
+        if self.agent == "r2d2" and not 1 <= self.replay_min_size <= self.replay_capacity:
+            raise ConfigError(f"replay_min_size must be in [1, replay_capacity "
+                              f"({self.replay_capacity})], got {self.replay_min_size}")
         if self.eval_envs >= self.num_envs:
             raise ConfigError(f"eval_envs {self.eval_envs} leaves no env to train on")
         self._validate_optimizer()

@@ -30,8 +30,11 @@ def test_grpc_workers_cover_every_stream():
     ({"actor_splits": 0}, "actor_splits must be >= 1"),
     ({"envs_per_actor": 8, "actor_splits": 2, "inference_batch_size": 3},
      "smaller than one actor request"),
+    ({"agent": "r2d2", "replay_ratio": -1.0}, "replay_ratio must be >= 0"),
+    ({"agent": "r2d2", "replay_min_size": 0}, r"replay_min_size must be in \[1, replay_capacity"),
+    ({"agent": "r2d2", "replay_min_size": 11, "replay_capacity": 10}, "got 11"),
 ])
-def test_bad_split_settings_fail_with_one_line(overrides, message):
+def test_bad_split_and_replay_settings_fail_with_one_line(overrides, message):
     with pytest.raises(ConfigError, match=message):
         Config(**overrides).validate()
 

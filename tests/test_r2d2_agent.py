@@ -281,28 +281,33 @@ def test_train_step_waits_for_min_size_and_stops_on_close():
     assert agent.train_step(closed) is None
 
 
-def test_replay_ratio_holds_training_back_until_enough_is_inserted():
-    # batch 8, ratio 2: the first batch needs 4 sequences inserted, the second 8.
+def test_replay_ratio_holds_training_and_inserts_to_it():
+    # ratio 2, 3 training envs, batch 8: error buffer 2 * 3 + 8 = 14, and
+    # credit = 2 * (inserted - min_size 1) - sequences trained.
     agent = R2D2Agent(make_config(replay_min_size=1, replay_ratio=2.0), OBS_SPACE, ACT_SPACE)
     agent._diagnose = diagnostics.Sampler(interval_s=0.0)  # every step diagnosed
     assert agent.unroll_overlap == 2  # burn_in 1 + the shared last step
     buffer = agent.new_buffer()
+    assert buffer.limiter.error_buffer == 14
     rng = np.random.default_rng(2)
-    for _ in range(4):
-        buffer.put(random_unroll(rng, 4))
-    first = agent.train_step(buffer)
-    assert first["replay_ratio"] == pytest.approx(8 / 4)
+    buffer.put(random_unroll(rng, 4))
+    first = agent.train_step(buffer)  # credit 0 - 8 >= -14
+    assert first["replay_ratio"] == pytest.approx(8 / 1)
     result = {}
     thread = threading.Thread(target=lambda: result.setdefault("m", agent.train_step(buffer)))
     thread.start()
     time.sleep(0.3)
-    assert thread.is_alive()  # 16 trained would be 4 per inserted: waits
-    for _ in range(4):
-        buffer.put(random_unroll(rng, 4))
+    assert thread.is_alive()  # -8 - 8 = -16 < -14: waits for the actors
+    buffer.put(random_unroll(rng, 4))  # credit -6: a batch may go
     thread.join(30)
-    assert not thread.is_alive() and result["m"]["replay_ratio"] == pytest.approx(16 / 8)
+    assert not thread.is_alive() and result["m"]["replay_ratio"] == pytest.approx(16 / 2)
     for key in ("value_loss", "explained_variance", "update_ratio", *agent.relu_columns):
         assert np.isfinite(result["m"][key]), key
+    # Now the actors may run ahead by the error buffer: from credit -14, 14 inserts of 2.
+    accepted = 0
+    while buffer.put(random_unroll(rng, 4), timeout=0):
+        accepted += 1
+    assert accepted == 14
     buffer.close()
 
 

@@ -9,6 +9,10 @@
   n-step double-Q targets (:mod:`seed.agents.r2d2`), new priorities are
   ``eta max|td| + (1 - eta) mean|td|`` per sequence, and the target network is
   a copy of the online one, refreshed every ``target_update_period`` steps.
+* Replay ratio: with ``config.replay_ratio`` > 0 the replay holds sequences trained
+  per sequence inserted to it on both sides (:func:`replay_limiter`): the learner
+  waits for the actors and the actors for the learner, so what the agent learns per
+  frame does not depend on the machine's speed.
 * Learning rate: constant, or with ``config.lr_decay_to_zero`` linear to zero
   over the frame budget through :meth:`R2D2Agent.set_progress` (the runtime calls it).
 
@@ -18,8 +22,6 @@ and ends the episode iff ``done[t + 1]``.
 """
 
 from __future__ import annotations
-
-import time
 
 import numpy as np
 import tensorflow as tf
@@ -32,11 +34,25 @@ from seed.networks import make_network
 from seed.networks.base import create_variables
 from seed.networks.relu_recording import recording_relu_outputs
 from seed.replay.prioritized import PrioritizedReplay
+from seed.replay.rate_limiter import SampleToInsertRatio
+from seed.replay.unroll_queue import QueueClosed
 from seed.types import EnvOutput, stack_unrolls
 
 WAIT_POLL_S = 0.1
 
 
+def replay_limiter(config) -> SampleToInsertRatio:
+    """``config.replay_ratio`` sequences trained per sequence inserted after the first
+    ``config.replay_min_size`` (0: as many as the learner can, as upstream).
+
+    The error buffer lets one sequence from every training env (SEED completes them
+    all on the same step) and one batch pass at once, so neither side waits on the
+    other's every step; the ratio over a run still tends to ``replay_ratio``.
+    """
+    ratio = float(config.replay_ratio)
+    training_envs = int(config.num_envs) - int(config.eval_envs)
+    return SampleToInsertRatio(ratio, max(int(config.replay_min_size), 1),
+                               ratio * training_envs + int(config.batch_size))
 
 
 class R2D2Agent:
@@ -88,7 +104,6 @@ class R2D2Agent:
         self._rng = np.random.default_rng(config.seed)
         self._action_rng = tf.random.Generator.from_seed(config.seed + 1)
         self._epsilon_table = tf.constant(self.epsilons)
-        self._sequences_trained = 0  # since this process started (the replay is not saved)
 
         state_spec = tf.nest.map_structure(
             lambda s: tf.TensorSpec([None] + list(s.shape[1:]), s.dtype),
@@ -175,20 +190,22 @@ class R2D2Agent:
             self.optimizer.learning_rate.assign(self.config.learning_rate * scale)
 
     def new_buffer(self) -> PrioritizedReplay:
+        """The prioritized replay, its samples per insert held to ``config.replay_ratio``
+        (0: no limit) by :func:`replay_limiter`."""
         return PrioritizedReplay(self.config.replay_capacity, self.config.priority_exponent,
-                                 self.config.importance_sampling_exponent)
+                                 self.config.importance_sampling_exponent,
+                                 replay_limiter(self.config))
 
     def train_step(self, buffer):
         """One learner step on a prioritized sample; None once the buffer is closed."""
         config = self.config
-        while len(buffer) < max(config.replay_min_size, 1) or self._ahead_of_replay_ratio(buffer):
-            if buffer.closed:
+        drawn = None
+        while drawn is None:
+            try:
+                drawn = buffer.sample_when_ready(config.batch_size, self._rng, WAIT_POLL_S)
+            except QueueClosed:
                 return None
-            time.sleep(WAIT_POLL_S)
-        if buffer.closed:
-            return None
-        indices, unrolls, weights = buffer.sample(config.batch_size, self._rng)
-        self._sequences_trained += len(unrolls)
+        indices, unrolls, weights = drawn
         for u in unrolls:
             if u.length != self.unroll_length + 1:
                 raise ValueError(f"replayed unroll has {u.length} steps; this agent learns on "
@@ -207,18 +224,12 @@ class R2D2Agent:
             "env_steps_trained": float((self.unroll_length - config.burn_in) * len(unrolls)),
             "mean_priority": float(np.mean(priorities)),
             "mean_importance_weight": float(np.mean(weights)),
-            # Sequences trained per sequence inserted, since this process started.
-            "replay_ratio": self._sequences_trained / max(buffer.num_inserted, 1),
+            # Sequences trained per sequence inserted, since this process started (the
+            # replay is not saved).
+            "replay_ratio": buffer.num_sampled / max(buffer.num_inserted, 1),
             "replay_size": float(len(buffer)),
             "learning_rate": float(self.optimizer.learning_rate.numpy()),
         }
-
-    def _ahead_of_replay_ratio(self, buffer) -> bool:
-        """With ``config.replay_ratio`` > 0: would the next batch train more sequences per
-        sequence inserted than that? (0: train as fast as the learner can, as upstream.)"""
-        ratio = self.config.replay_ratio
-        return ratio > 0 and (self._sequences_trained + self.config.batch_size
-                              > ratio * buffer.num_inserted)
 
     def _train_graph(self, core_state, prev_action, env_output, action, weights,
                      diagnose: bool):

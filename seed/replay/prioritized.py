@@ -4,8 +4,11 @@ Items are sampled with probability ``P(i) = p_i^alpha / sum_j p_j^alpha`` and
 come with importance weights ``(N P(i))^-beta``, divided by the largest
 weight of the sampled batch (as upstream SEED RL and Ape-X do).
 
-``put`` never blocks: when full, the oldest item is replaced. A new item gets
-the largest priority seen so far, so it is likely to be replayed soon.
+When full, ``put`` replaces the oldest item. A new item gets the largest
+priority seen so far, so it is likely to be replayed soon. A
+:class:`seed.replay.rate_limiter.SampleToInsertRatio` decides when ``put`` and
+:meth:`PrioritizedReplay.sample_when_ready` may go on: by default samples wait
+for one item and nothing else waits.
 
 Sampled indices are insertion serial numbers, not slots: an item replaced
 between ``sample`` and ``update_priorities`` keeps its new priority, the stale
@@ -18,6 +21,7 @@ import threading
 
 import numpy as np
 
+from seed.replay.rate_limiter import SampleToInsertRatio
 from seed.replay.unroll_queue import QueueClosed
 
 
@@ -77,7 +81,8 @@ class PrioritizedReplay:
     """A bounded, thread-safe prioritized buffer of :class:`seed.types.Unroll` items."""
 
     def __init__(self, capacity: int, priority_exponent: float = 0.9,
-                 importance_sampling_exponent: float = 0.6):
+                 importance_sampling_exponent: float = 0.6,
+                 limiter: SampleToInsertRatio | None = None):
         if capacity < 1:
             raise ValueError(f"PrioritizedReplay capacity must be >= 1, got {capacity}")
         if priority_exponent < 0 or importance_sampling_exponent < 0:
@@ -88,9 +93,11 @@ class PrioritizedReplay:
         self._tree = SumTree(capacity)
         self._items: list = [None] * capacity
         self._serials = np.full(capacity, -1, np.int64)  # insertion number held by each slot
+        self.limiter = limiter or SampleToInsertRatio(0.0, 1, 0.0)
         self._inserted = 0
+        self._sampled = 0  # items drawn, over every sample() call
         self._max_priority = 1.0
-        self._lock = threading.Lock()
+        self._cond = threading.Condition()
         self._closed = False
 
     def __len__(self) -> int:
@@ -104,30 +111,56 @@ class PrioritizedReplay:
     def num_inserted(self) -> int:
         return self._inserted
 
-    def put(self, unroll, timeout: float | None = None) -> bool:
-        """Add ``unroll`` with the largest priority seen so far; never blocks.
+    @property
+    def num_sampled(self) -> int:
+        return self._sampled
 
-        ``timeout`` is accepted for the buffer interface and unused. Raises
-        QueueClosed once closed.
+    def _wait(self, ready, timeout: float | None) -> bool:
+        """Under the lock: wait until closed (QueueClosed) or ``ready()``; False on timeout."""
+        if not self._cond.wait_for(lambda: self._closed or ready(), timeout):
+            return False
+        if self._closed:
+            raise QueueClosed()
+        return True
+
+    def put(self, unroll, timeout: float | None = None) -> bool:
+        """Add ``unroll`` with the largest priority seen so far.
+
+        Waits while the limiter holds inserts back, up to ``timeout`` seconds (None:
+        no limit); False if it still does then. Raises QueueClosed once closed.
         """
-        with self._lock:
-            if self._closed:
-                raise QueueClosed()
+        with self._cond:
+            if not self._wait(lambda: self.limiter.can_insert(self._inserted, self._sampled),
+                              timeout):
+                return False
             slot = self._inserted % self.capacity
             self._items[slot] = unroll
             self._serials[slot] = self._inserted
             self._tree.update(slot, self._max_priority ** self.priority_exponent)
             self._inserted += 1
+            self._cond.notify_all()
             return True
+
+    def sample_when_ready(self, batch_size: int, rng: np.random.Generator,
+                          timeout: float | None = None):
+        """:meth:`sample`, once the limiter lets a batch of ``batch_size`` go; waits up to
+        ``timeout`` seconds (None: no limit) and returns None if it still does not then.
+        Raises QueueClosed once closed."""
+        with self._cond:
+            if not self._wait(lambda: self.limiter.can_sample(self._inserted, self._sampled,
+                                                              batch_size), timeout):
+                return None
+            return self.sample(batch_size, rng)
 
     def sample(self, batch_size: int, rng: np.random.Generator):
         """Draw ``batch_size`` items (with replacement) in proportion to ``p^alpha``.
 
         Returns ``(indices int64 [B], list of unrolls, importance_weights float32 [B])``.
+        Does not wait for the limiter, but counts as sampled for it.
         """
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
-        with self._lock:
+        with self._cond:
             size = len(self)
             if size == 0:
                 raise ValueError("cannot sample from an empty replay buffer")
@@ -142,6 +175,8 @@ class PrioritizedReplay:
                 slots = rng.integers(0, size, size=batch_size)
                 weights = np.ones(batch_size)
             items = [self._items[s] for s in slots]
+            self._sampled += batch_size
+            self._cond.notify_all()
             return self._serials[slots].copy(), items, weights.astype(np.float32)
 
     def update_priorities(self, indices, priorities) -> None:
@@ -152,7 +187,7 @@ class PrioritizedReplay:
             raise ValueError(f"{indices.size} indices but {priorities.size} priorities")
         if not np.all(np.isfinite(priorities)) or np.any(priorities < 0):
             raise ValueError(f"priorities must be finite and >= 0, got {priorities}")
-        with self._lock:
+        with self._cond:
             for serial, priority in zip(indices, priorities):
                 slot = serial % self.capacity
                 if self._serials[slot] != serial:
@@ -161,6 +196,7 @@ class PrioritizedReplay:
                 self._max_priority = max(self._max_priority, float(priority))
 
     def close(self) -> None:
-        """Later puts raise QueueClosed; a train step waiting for data stops."""
-        with self._lock:
+        """Later puts and waits raise QueueClosed; a train step waiting for data stops."""
+        with self._cond:
             self._closed = True
+            self._cond.notify_all()
