@@ -172,6 +172,19 @@ def test_roofline_has_no_lockstep_bound_for_split_actors(tmp_path):
     assert "in turn" not in roofline.format_roofline(r)
 
 
+def test_roofline_times_an_r2d2_step_whatever_its_replay_ratio():
+    # Held to 4 per insert, a buffer filled once would stop the train step after
+    # error buffer / batch = (4 x 3 + 2) / 2 = 7 steps; the roofline times 20. And the
+    # synthetic unrolls (5 steps) must not use more env ids than the 4 envs.
+    cfg = Config(env="toy:catch", network="mlp", agent="r2d2", actors=1, envs_per_actor=4,
+                 eval_envs=1, unroll_length=4, burn_in=1, batch_size=2, replay_min_size=2,
+                 replay_ratio=4.0, network_kwargs={"lstm_size": 8}, arch="seed")
+    agent, spec = roofline.build_agent(cfg)
+    assert agent.new_buffer().limiter.samples_per_insert == 0
+    timer = roofline.training_timer(agent, cfg, spec.observation_space, 1, min_steps=20)
+    assert timer(0.0)["steps"] >= 20
+
+
 # -- sweep -----------------------------------------------------------------------------
 
 def test_sweep_presets_resolve():

@@ -47,13 +47,15 @@ def probe_config(config: Config) -> Config:
     """The config's optimizer and loss on the Nature CNN; unroll and batch capped for speed.
 
     Under mean losses neither the unroll length nor the batch changes a gradient's scale.
+    The replay is free-running: the probe fills it and trains from one thread, where a held
+    ratio would make the inserts wait for samples that never come.
     """
     unroll = min(config.unroll_length, 20)
     return dataclasses.replace(
         config, network="nature_cnn", batch_size=min(config.batch_size, 8),
         network_kwargs={"lstm_size": 32} if config.agent == "r2d2" else {},
         env="atari:Pong", unroll_length=unroll, burn_in=min(config.burn_in, unroll // 4),
-        replay_min_size=1, jit_inference=False, lr_decay_to_zero=False, eval_envs=0,
+        replay_min_size=1, replay_ratio=0.0, jit_inference=False, lr_decay_to_zero=False, eval_envs=0,
         actors=1, envs_per_actor=1, seed=1)
 
 

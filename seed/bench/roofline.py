@@ -53,6 +53,7 @@ an idle machine, so a serve run of that schedule should stay below it.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import multiprocessing as mp
 import queue
@@ -203,7 +204,8 @@ def synthetic_unrolls(agent, observation_space, count: int = 4, seed: int = 0) -
         done[0] = True
         env_out = EnvOutput(rng.choice([-1.0, 0.0, 1.0], steps).astype(np.float32), done, obs)
         prev = np.zeros(steps, np.int32)
-        _, agent_output, _ = agent.infer(np.arange(steps, dtype=np.int32), prev, env_out,
+        # One row per step, all as env 0: an env id is an index (R2D2's epsilon per env).
+        _, agent_output, _ = agent.infer(np.zeros(steps, np.int32), prev, env_out,
                                          agent.initial_state(steps))
         prev[1:] = agent_output["action"][:-1]
         core_state = tuple(np.asarray(s)[0] for s in agent.initial_state(1))
@@ -263,13 +265,18 @@ def lockstep_serve(num_envs: int, actors: int, cores: int, frames_per_step: int,
 def build_agent(config: Config):
     """(agent, env spec) for the config's env and network; the spec
     (:class:`seed.runtime.learner_core.EnvSpec`) holds the observation and action spaces and
-    the frames per step."""
+    the frames per step.
+
+    The agent's replay is free-running (``replay_ratio`` 0): the benchmarks time a step's
+    cost, filling the buffer and training from one thread, where a held ratio would make
+    the train step wait for inserts that never come."""
     import tensorflow as tf
     from seed.agents import make_agent
     from seed.runtime.learner_core import EnvSpec
     spec = EnvSpec.probe(config.env, config.env_kwargs)
     tf.random.set_seed(config.seed)
-    agent = make_agent(config, spec.observation_space, spec.action_space)
+    agent = make_agent(dataclasses.replace(config, replay_ratio=0.0), spec.observation_space,
+                       spec.action_space)
     return agent, spec
 
 
