@@ -72,6 +72,27 @@ class ResultsFileError(ResultsError):
     """A compare/sweep/roofline file that is missing, empty or damaged."""
 
 
+
+#: Config fields that say where, how long, with which random seed or how watched a run goes,
+#: not what it learns per frame.
+NOT_LEARNING = frozenset({
+    "logdir", "progress", "frames", "seconds", "arch", "benchmark", "seed", "log_interval_s",
+    "checkpoint_interval_s", "stream_idle_timeout_s", "tls_cert_file", "tls_key_file",
+    "tls_ca_file", "auth_token_file"})
+
+
+def learning_settings(config: dict) -> str:
+    """A run's settings that change what it learns per frame, as one comparable string.
+
+    Fields a run did not record take today's defaults (a field is added with the default
+    that keeps the old behaviour); :data:`NOT_LEARNING` fields are left out, so repeats of
+    one setting with other seeds or budgets compare equal.
+    """
+    from seed.config import Config
+    full = {**Config().to_json(), **config}
+    return json.dumps({k: full[k] for k in sorted(full) if k not in NOT_LEARNING},
+                      sort_keys=True, default=str)
+
 @dataclasses.dataclass
 class Run:
     path: Path

@@ -47,6 +47,21 @@ def test_reward_figure_per_architecture_with_mean_and_band(tree, tmp_path):
     _written(fig, tmp_path / "plots" / "reward.png")
 
 
+def test_reward_figure_averages_only_runs_of_one_setting(tmp_path):
+    # Two seeds of one setting are averaged; a run with another batch size is drawn apart,
+    # named by its run id, and so are the others then.
+    dirs = [make_run(tmp_path / f"seed-{i}", "seed", i, 100.0) for i in range(3)]
+    path = dirs[2] / "config.json"
+    data = json.loads(path.read_text())
+    data["config"]["batch_size"] = 4
+    path.write_text(json.dumps(data))
+    runs = [R.load_run(d) for d in dirs]
+    assert R.learning_settings(runs[0].config) == R.learning_settings(runs[1].config)
+    assert R.learning_settings(runs[0].config) != R.learning_settings(runs[2].config)
+    labels = [t.get_text() for t in L.reward_figure(runs).axes[0].get_legend().get_texts()]
+    assert labels == ["seed seed-0, seed-1 (mean of 2 runs)", "seed seed-2 (1 run)"]
+
+
 def test_reward_figure_dashes_evaluation_envs_and_needs_episodes(tmp_path):
     run = R.load_run(make_run(tmp_path / "r", "seed", 0, 100.0, eval_env=5))
     ax = L.reward_figure([run]).axes[0]

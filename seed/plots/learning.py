@@ -35,25 +35,42 @@ def _curves(run, rolling: int):
     return window, R.rolling_returns(train_ep, window), rolled_eval
 
 
+def _setting_groups(members):
+    """``{(arch, settings): [(run, curve, eval curve)]}``: runs are averaged only with runs
+    of the same architecture and learning settings (:func:`seed.results.learning_settings`)."""
+    groups: dict = {}
+    for run, _, c, ev in members:
+        key = (run.architecture, R.learning_settings(run.config))
+        groups.setdefault(key, []).append((run, c, ev))
+    return groups
+
+
 def _reward_axis(ax, members, x: str, xlabel: str) -> None:
-    for arch in sorted({run.architecture for run, *_ in members}):
-        mine = [(run, c, ev) for run, _, c, ev in members if run.architecture == arch]
-        color = COLORS.get(arch)
-        for run, c, _ in mine:
-            xs, ys = R.return_curve(c, x)
-            ax.plot(xs, ys, color=color, lw=0.8, marker="." if len(xs) < 30 else None,
-                    alpha=0.35 if len(mine) > 1 else 0.9,
-                    label=None if len(mine) > 1 else f"{arch} (1 run)")
-        for run, _, ev in mine:  # evaluation envs (greedy, never trained on), dashed
-            if ev is not None:
-                xs, ys = R.return_curve(ev, x)
-                ax.plot(xs, ys, color=color, lw=0.8, ls="--", label=f"{arch} eval envs")
-        if len(mine) > 1:
-            agg = R.mean_curve([R.return_curve(c, x) for _, c, _ in mine])
-            if len(agg):
-                ax.plot(agg["x"], agg["mean"], color=color, lw=2,
-                        label=f"{arch} (mean of {len(mine)} runs)")
-                ax.fill_between(agg["x"], agg["min"], agg["max"], color=color, alpha=0.15)
+    groups = _setting_groups(members)
+    for arch in sorted({a for a, _ in groups}):
+        settings = [k for k in groups if k[0] == arch]
+        for n, key in enumerate(settings):
+            mine = groups[key]
+            # One setting: the architecture's colour and name. Several: each its own
+            # colour, named by its runs.
+            color = COLORS.get(arch) if len(settings) == 1 else f"C{n}"
+            name = arch if len(settings) == 1 else \
+                f"{arch} {', '.join(run.run_id for run, _, _ in mine)}"
+            for run, c, _ in mine:
+                xs, ys = R.return_curve(c, x)
+                ax.plot(xs, ys, color=color, lw=0.8, marker="." if len(xs) < 30 else None,
+                        alpha=0.35 if len(mine) > 1 else 0.9,
+                        label=None if len(mine) > 1 else f"{name} (1 run)")
+            for run, _, ev in mine:  # evaluation envs (greedy, never trained on), dashed
+                if ev is not None:
+                    xs, ys = R.return_curve(ev, x)
+                    ax.plot(xs, ys, color=color, lw=0.8, ls="--", label=f"{name} eval envs")
+            if len(mine) > 1:
+                agg = R.mean_curve([R.return_curve(c, x) for _, c, _ in mine])
+                if len(agg):
+                    ax.plot(agg["x"], agg["mean"], color=color, lw=2,
+                            label=f"{name} (mean of {len(mine)} runs)")
+                    ax.fill_between(agg["x"], agg["min"], agg["max"], color=color, alpha=0.15)
     ax.set_xlabel(xlabel, fontsize=8)
     ax.set_ylabel("episode return (rolling mean)")
     ax.grid(alpha=0.3)
@@ -62,7 +79,8 @@ def _reward_axis(ax, members, x: str, xlabel: str) -> None:
 
 def reward_figure(runs, rolling: int = ROLLING, title: str = ""):
     """Episode return against env frames (left) and wall time (right), one colour per
-    architecture. Each run's curve is the rolling mean of its last ``rolling`` training
+    architecture (per run group where an architecture's runs differ in their learning
+    settings: only runs of one setting are averaged). Each run's curve is the rolling mean of its last ``rolling`` training
     episodes (fewer for a short run, see :func:`rolling_window`); an architecture with
     several runs also gets their mean on a common grid and a min-max band; evaluation
     envs' episodes (R2D2's greedy envs) are dashed. Runs without finished episodes are
