@@ -64,7 +64,7 @@ class Config:
     # R2D2.
     replay_capacity: int = 10_000  # unrolls (sequences)
     replay_min_size: int = 100  # sequences before training starts
-    replay_ratio: float = 0.0  # sequences trained per sequence inserted, held on both sides; 0 = no limit
+    replay_ratio: float = 0.0  # sequences trained per inserted, held both ways; 0 = no limit
     burn_in: int = 0
     n_steps: int = 5
     target_update_period: int = 100  # learner steps

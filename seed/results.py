@@ -72,7 +72,6 @@ class ResultsFileError(ResultsError):
     """A compare/sweep/roofline file that is missing, empty or damaged."""
 
 
-
 #: Config fields that say where, how long, with which random seed or how watched a run goes,
 #: not what it learns per frame.
 NOT_LEARNING = frozenset({
@@ -92,6 +91,7 @@ def learning_settings(config: dict) -> str:
     full = {**Config().to_json(), **config}
     return json.dumps({k: full[k] for k in sorted(full) if k not in NOT_LEARNING},
                       sort_keys=True, default=str)
+
 
 @dataclasses.dataclass
 class Run:

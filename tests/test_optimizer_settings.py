@@ -55,8 +55,8 @@ def probe_config(config: Config) -> Config:
         config, network="nature_cnn", batch_size=min(config.batch_size, 8),
         network_kwargs={"lstm_size": 32} if config.agent == "r2d2" else {},
         env="atari:Pong", unroll_length=unroll, burn_in=min(config.burn_in, unroll // 4),
-        replay_min_size=1, replay_ratio=0.0, jit_inference=False, lr_decay_to_zero=False, eval_envs=0,
-        actors=1, envs_per_actor=1, seed=1)
+        replay_min_size=1, replay_ratio=0.0, jit_inference=False, lr_decay_to_zero=False,
+        eval_envs=0, actors=1, envs_per_actor=1, seed=1)
 
 
 def pong_unrolls(agent, env, count, T, seed=0):

@@ -79,8 +79,8 @@ def test_producer_and_consumer_threads_end_near_the_ratio():
     assert not any(t.is_alive() for t in threads)
     assert worst[0] <= error_buffer + ratio
     inserted_after_min = replay.num_inserted - min_size
-    assert replay.num_sampled / inserted_after_min == pytest.approx(ratio, abs=(error_buffer + ratio)
-                                                                    / inserted_after_min)
+    tolerance = (error_buffer + ratio) / inserted_after_min
+    assert replay.num_sampled / inserted_after_min == pytest.approx(ratio, abs=tolerance)
 
 
 def test_a_held_put_times_out_then_a_sample_lets_it_go():

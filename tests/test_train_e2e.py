@@ -118,8 +118,9 @@ def test_r2d2_learns_catch_to_0_8(tmp_path):
 
 def test_r2d2_replay_ratio_holds_the_actors_back_for_a_slower_learner(tmp_path):
     # Free-running, the learner has made a few steps by the end of so short a run (tracing
-    # its train step takes most of it): ratio 0.03. Held to 10, the actors must wait: 12,000 frames insert about 7 training envs
-    # x (1,500 steps - 21) / 17 new steps per sequence + 7 = 616 sequences; the first
+    # its train step takes most of it): ratio 0.03-0.04 here. Held to 10, the actors must
+    # wait: 12,000 frames insert about 7 training envs x (1,500 steps - 21) / 17 new steps
+    # per sequence + 7 = 616 sequences; the first
     # 100 buy nothing (replay_min_size), so the ratio ends near 10 x 516 / 616 = 8.4,
     # within the error buffer (10 x 7 + 8 = 78 sequences, 0.13 of the ratio) of it.
     run_dir = tmp_path / "r2d2-ratio"

@@ -38,9 +38,6 @@ from seed.replay.rate_limiter import SampleToInsertRatio
 from seed.replay.unroll_queue import QueueClosed
 from seed.types import EnvOutput, stack_unrolls
 
-WAIT_POLL_S = 0.1
-
-
 def replay_limiter(config) -> SampleToInsertRatio:
     """``config.replay_ratio`` sequences trained per sequence inserted after the first
     ``config.replay_min_size`` (0: as many as the learner can, as upstream).
@@ -199,13 +196,10 @@ class R2D2Agent:
     def train_step(self, buffer):
         """One learner step on a prioritized sample; None once the buffer is closed."""
         config = self.config
-        drawn = None
-        while drawn is None:
-            try:
-                drawn = buffer.sample_when_ready(config.batch_size, self._rng, WAIT_POLL_S)
-            except QueueClosed:
-                return None
-        indices, unrolls, weights = drawn
+        try:  # waits for the limiter; closing the buffer wakes it
+            indices, unrolls, weights = buffer.sample_when_ready(config.batch_size, self._rng)
+        except QueueClosed:
+            return None
         for u in unrolls:
             if u.length != self.unroll_length + 1:
                 raise ValueError(f"replayed unroll has {u.length} steps; this agent learns on "
