@@ -39,7 +39,7 @@ def test_budget_overrides_reach_the_command():
 
 
 @pytest.mark.parametrize("target", ["demo", "test", "test-all", "plots", "setup",
-                                    "football-setup", "clean", "distclean", "help"])
+                                    "football-setup", "dmlab-setup", "clean", "distclean", "help"])
 def test_top_level_targets_parse(target):
     proc = make_n(target)
     assert proc.returncode == 0, proc.stderr
@@ -56,7 +56,7 @@ def test_help_lists_every_benchmark():
 
 def test_football_and_dmlab_targets_install_or_check_first():
     assert "install_football.sh" in make_n("football_11v11_easy").stdout
-    assert "envs.dmlab --check" in make_n("dmlab_rooms_watermaze").stdout
+    assert "install_dmlab.sh" in make_n("dmlab_rooms_watermaze").stdout
 
 
 def test_ci_runs_the_readme_test_command():
