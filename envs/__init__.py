@@ -52,6 +52,21 @@ class UnknownEnvError(ValueError):
 
 def make(name: str, **kwargs) -> Env:
     """Build the env named ``kind:name`` (e.g. ``toy:catch``, ``atari:Pong``)."""
+    module, rest = _adapter(name)
+    return module.make(rest, **kwargs)
+
+
+def engine_info(name: str) -> dict | None:
+    """What a run's config.json records of the engine behind ``kind:name``, for adapters whose
+    engine is built here and can differ between builds (DMLab: complete or partial source);
+    None for the others."""
+    module, rest = _adapter(name)
+    describe = getattr(module, "engine_info", None)
+    return describe(rest) if describe else None
+
+
+def _adapter(name: str):
+    """(adapter module, the name after ``kind:``)."""
     kind, sep, rest = name.partition(":")
     if not sep or not rest:
         raise UnknownEnvError(
@@ -61,5 +76,4 @@ def make(name: str, **kwargs) -> Env:
         hint = f" (did you mean {', '.join(close)}?)" if close else ""
         raise UnknownEnvError(f"unknown env kind {kind!r}{hint}; kinds: {', '.join(_KINDS)}")
     import importlib
-    module = importlib.import_module(_KINDS[kind])
-    return module.make(rest, **kwargs)
+    return importlib.import_module(_KINDS[kind]), rest

@@ -11,10 +11,16 @@ Levels: the 30 DMLab-30 short names (``rooms_watermaze`` ->
 the classic top-level levels (``seekavoid_arena_01``, ...), or any explicit level
 path containing ``/`` (passed through as is).
 
-``deepmind_lab`` is not on PyPI: it is built from source (see
-:data:`DMLAB_MISSING_HELP`). This module imports it only when an env is built,
-so importing the adapter never fails; ``python -m envs.dmlab --check`` tells
-whether it is importable.
+``deepmind_lab`` is not on PyPI: ``make dmlab-setup`` builds it from source
+(scripts/install_dmlab.sh) and records what it was built from in
+``seed_build.json`` beside the module. This module imports it only when an env
+is built, so importing the adapter never fails; ``python -m envs.dmlab --check``
+tells whether it is importable.
+
+Before an engine is made, the level's script must exist in the installed engine
+and no map it names may be absent from the source the engine was built from: the
+engine ends the whole process when it cannot find a map, so that is checked here
+first (:func:`check_level`).
 
 No TensorFlow here (adapters never import it).
 """
@@ -25,10 +31,14 @@ import argparse
 import difflib
 import hashlib
 import importlib
+import json
 import os
+import re
 import shutil
 import sys
 import tempfile
+
+from pathlib import Path
 
 import numpy as np
 from gymnasium import spaces
@@ -108,30 +118,26 @@ EVAL_MIXER_SEED = 0x600D5EED
 DMLAB_MISSING_HELP = """\
 DeepMind Lab is not installed: the Python module `deepmind_lab` cannot be imported
 by {python}.
-It is not on PyPI; build it from source with one of these two routes
-(both need internet access; see docs/dmlab.md):
+It is not on PyPI; this project builds it from source with Bazel, offline, from
+upstream's git (or an archive or directory of it, DMLAB_SOURCE=...):
 
-  1. Upstream Bazel build (Linux), from the virtualenv you run this project with:
-       sudo apt-get install build-essential git zip unzip libffi-dev gettext \\
-           freeglut3-dev libsdl2-dev libosmesa6-dev python3-dev
-       # install Bazel (Bazelisk: https://github.com/bazelbuild/bazelisk), then,
-       # with this project's virtualenv activated (DMLab builds against its NumPy):
-       git clone https://github.com/google-deepmind/lab.git && cd lab
-       bazel build -c opt //python/pip_package:build_pip_package
-       ./bazel-bin/python/pip_package/build_pip_package /tmp/dmlab_pkg
-       {python} -m pip install /tmp/dmlab_pkg/deepmind_lab-*.whl --force-reinstall
-
-  2. dmlab-gym (Python 3.13+, Linux x86_64, Docker or Podman, libosmesa6):
-       sudo apt-get install libosmesa6
-       python3.13 -m venv .venv313 && .venv313/bin/pip install -e . dmlab-gym
-       .venv313/bin/dmlab-gym build   # compiles DMLab in a container, installs deepmind_lab
-     then run this project with .venv313/bin/python.
+  make dmlab-setup      # scripts/install_dmlab.sh; see docs/dmlab.md
 
 Check with:  {python} -m envs.dmlab --check"""
 
-
 class DeepMindLabMissingError(ImportError):
     """``deepmind_lab`` cannot be imported; the message says how to install it."""
+
+
+class DMLabAssetsMissingError(RuntimeError):
+    """The level names maps that the installed engine was built without."""
+
+
+# What scripts/install_dmlab.sh writes beside the module: the source, its commit, and the files
+# that source lacked (a partial copy lists them in MISSING_FROM_THIS_COPY.txt).
+BUILD_INFO_FILE = "seed_build.json"
+# A Lua `require 'factories.explore.factory'`, with or without parentheses.
+_REQUIRE = re.compile(r"""require\s*\(?\s*['"]([\w./]+)['"]""")
 
 
 def missing_help() -> str:
@@ -146,6 +152,81 @@ def require_deepmind_lab():
     except ImportError as e:  # includes a .so that fails to load (missing libOSMesa, ...)
         raise DeepMindLabMissingError(
             f"{missing_help()}\n\n(import error: {e})") from e
+
+
+def engine_dir(module=None) -> Path:
+    """The installed engine's runfiles: the engine libraries, ``baselab/`` (assets, maps and
+    ``game_scripts``) and :data:`BUILD_INFO_FILE`."""
+    module = module or require_deepmind_lab()
+    return Path(module.runfiles_path())
+
+
+def build_info(module=None) -> dict:
+    """What the installed engine was built from: ``source``, ``commit``, ``complete`` and the
+    ``absent`` files of a partial source. An engine this project did not build is recorded
+    as such, with ``complete`` unknown (None)."""
+    path = engine_dir(module) / BUILD_INFO_FILE
+    try:
+        with open(path) as f:
+            info = json.load(f)
+    except FileNotFoundError:
+        return {"source": "not built by scripts/install_dmlab.sh", "commit": None,
+                "complete": None, "absent": []}
+    return {k: info[k] for k in ("source", "commit", "complete", "absent")}
+
+
+def level_sources(level: str, module=None) -> list[Path]:
+    """The level's Lua script and every game script it requires, transitively."""
+    game_scripts = engine_dir(module) / "baselab" / "game_scripts"
+    script = game_scripts / "levels" / f"{level}.lua"
+    if not script.is_file():
+        raise UnknownEnvError(
+            f"DMLab level {level!r} has no script in the installed engine ({script} is missing)")
+    found, todo = [], [script]
+    while todo:
+        path = todo.pop()
+        if path in found:
+            continue
+        found.append(path)
+        for name in _REQUIRE.findall(path.read_text(errors="replace")):
+            candidate = game_scripts / (name.replace(".", "/") + ".lua")
+            if candidate.is_file():
+                todo.append(candidate)
+    return found
+
+
+def _names(path: str) -> tuple[str, ...]:
+    """How a level script can name an asset file: its stem, and for a numbered family
+    (``natlab_forage_stm_054``) the prefix a script formats the numbers onto."""
+    stem = Path(path).stem
+    prefix = stem.rstrip("0123456789")
+    return (stem, prefix) if prefix != stem and len(prefix) >= 8 else (stem,)
+
+
+def absent_assets(level: str, module=None) -> list[str]:
+    """The files absent from the engine's source that ``level``'s scripts name."""
+    absent = build_info(module)["absent"]
+    if not absent:
+        return []
+    text = "\n".join(p.read_text(errors="replace") for p in level_sources(level, module))
+    return [path for path in absent if any(name in text for name in _names(path))]
+
+
+def check_level(level: str, module=None) -> list[str]:
+    """Raise unless ``level`` can run on the installed engine; return the absent non-map assets
+    it names (textures and models the engine draws with its placeholder).
+
+    A missing map cannot be drawn around: the engine prints "Didn't find map" at reset and ends
+    the process, so such a level is refused here, before any engine exists."""
+    absent = absent_assets(level, module)
+    maps = [p for p in absent if p.startswith("assets/maps/")]
+    if maps:
+        shown = ", ".join(maps[:3]) + (f" and {len(maps) - 3} more" if len(maps) > 3 else "")
+        raise DMLabAssetsMissingError(
+            f"DMLab level {level!r} cannot run on this engine: {len(maps)} of the maps it names "
+            f"are absent from the source it was built from ({build_info(module)['source']}): "
+            f"{shown}")
+    return absent
 
 
 def level_path(name: str) -> str:
@@ -214,6 +295,7 @@ class DMLabEnv:
         if action_repeat < 1:
             raise ValueError(f"action_repeat must be at least 1, got {action_repeat}")
         deepmind_lab = require_deepmind_lab()
+        self.absent_assets = check_level(level, deepmind_lab)
         self.level = level
         self.frames_per_step = int(action_repeat)
         settings = {"width": width, "height": height, "logLevel": "WARN"}
@@ -221,9 +303,9 @@ class DMLabEnv:
             settings.update(allowHoldOutLevels="true", mixerSeed=EVAL_MIXER_SEED)
         settings.update(config or {})
         self.lab_config = {str(k): str(v) for k, v in settings.items()}
-        self._lab = deepmind_lab.Lab(
-            level, [OBSERVATION], config=self.lab_config, renderer=renderer,
-            level_cache=LevelCache(level_cache_dir) if level_cache_dir else None)
+        self.level_cache = LevelCache(level_cache_dir) if level_cache_dir else None
+        self._lab = deepmind_lab.Lab(level, [OBSERVATION], config=self.lab_config,
+                                     renderer=renderer, level_cache=self.level_cache)
         self._actions = [np.array(a, dtype=np.intc) for a in ACTION_SET]
         self.observation_space = spaces.Box(0, 255, (int(height), int(width), 3), np.uint8)
         self.action_space = spaces.Discrete(len(ACTION_SET))
@@ -267,6 +349,12 @@ class DMLabEnv:
 def make(name: str, **kwargs) -> DMLabEnv:
     """Build the DMLab env for level ``name`` (see :func:`level_path`)."""
     return DMLabEnv(level_path(name), **kwargs)
+
+
+def engine_info(name: str) -> dict:
+    """For a run's config.json: what the engine was built from (:func:`build_info`) and the
+    absent assets that level ``name`` names."""
+    return {**build_info(), "level_absent_assets": absent_assets(level_path(name))}
 
 
 def _smoke(level: str, steps: int) -> int:

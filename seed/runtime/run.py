@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
+import envs
 from seed.config import Config, ConfigError
 from seed.launch.base import Launcher
 from seed.metrics.machine import learner_device, machine_facts
@@ -206,7 +207,8 @@ def _learner_core(config: Config, run_dir: Path, counters: dict,
     (run_dir / "config.json").write_text(json.dumps(
         {"config": config.to_json(), "machine": machine_facts(device),
          "learner_device": device, "architecture": config.arch,
-         "frames_per_step": env_spec.frames_per_step}, indent=2))
+         "frames_per_step": env_spec.frames_per_step,
+         "env_engine": envs.engine_info(config.env)}, indent=2))
     core = LearnerCore(config, env_spec)
     if agent_state is not None:
         from seed.agents.base import CheckpointMismatch  # loaded with the agent by now
