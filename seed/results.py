@@ -105,6 +105,7 @@ class Run:
     metrics: pd.DataFrame   # metrics.csv, numeric columns
     episodes: pd.DataFrame  # episodes.csv, numeric columns (may have no rows)
     summary: dict | None    # summary.json, None when the run did not finish cleanly
+    env_engine: dict | None = None  # config.json["env_engine"]: the engine build (DMLab)
 
     @property
     def run_id(self) -> str:
@@ -117,6 +118,17 @@ class Run:
     @property
     def label(self) -> str:
         return f"{self.benchmark}/{self.architecture}/{self.run_id}"
+
+    @property
+    def engine_caveat(self) -> str | None:
+        """What a reader must know of the engine the run ran on: a DMLab engine built from a
+        partial source (the files it lacked drawn with placeholders). None otherwise."""
+        engine = self.env_engine or {}
+        if engine.get("complete") is not False:
+            return None
+        named = engine.get("level_absent_assets") or []
+        return (f"engine built from a partial source ({len(engine.get('absent') or [])} files "
+                f"absent, {len(named)} of them named by this level)")
 
 
 # --------------------------------------------------------------------------- discovery
@@ -276,7 +288,8 @@ def load_run(run_dir) -> Run:
                benchmark=_benchmark_name(config), env=str(config.get("env", "")),
                frames_per_step=fps_unit, machine=data.get("machine") or {},
                metrics=read_metrics(run_dir / METRICS),
-               episodes=read_episodes(run_dir / EPISODES), summary=summary)
+               episodes=read_episodes(run_dir / EPISODES), summary=summary,
+               env_engine=data.get("env_engine"))
 
 
 def load_runs(root) -> tuple[list[Run], list[tuple[Path, str]]]:

@@ -192,3 +192,21 @@ def test_frames_label_says_what_a_frame_is():
     assert frames_label([1, 1]) == "env frames (= env steps: 1 frame per step)"
     assert frames_label([4]) == "env frames (emulator frames = env steps x 4)"
     assert "frame skip" in frames_label([1, 4])
+
+
+def test_reward_figure_says_when_a_run_ran_on_an_engine_from_a_partial_source(tmp_path):
+    run = R.load_run(make_run(tmp_path / "r", "seed", 0, 100.0))
+    assert run.env_engine is None and run.engine_caveat is None
+    assert "partial source" not in L.reward_figure([run])._suptitle.get_text()
+    path = run.path / "config.json"
+    data = json.loads(path.read_text())
+    data["env_engine"] = {"source": "archive lab.tar.xz", "commit": "b1db91af", "complete": False,
+                          "absent": ["a.bsp", "b.tga", "c.tga"], "level_absent_assets": ["b.tga"]}
+    path.write_text(json.dumps(data))
+    partial = R.load_run(run.path)
+    assert partial.engine_caveat == ("engine built from a partial source (3 files absent, 1 of "
+                                     "them named by this level)")
+    assert partial.engine_caveat in L.reward_figure([partial])._suptitle.get_text()
+    data["env_engine"].update(complete=True, absent=[], level_absent_assets=[])
+    path.write_text(json.dumps(data))
+    assert R.load_run(run.path).engine_caveat is None

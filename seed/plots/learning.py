@@ -98,8 +98,9 @@ def reward_figure(runs, rolling: int = ROLLING, title: str = ""):
     name = f"{title}: " if title else ""
     left.set_title(f"{name}return against env frames", fontsize=9)
     right.set_title(f"{name}return against wall time", fontsize=9)
-    fig.suptitle(f"{name}rolling mean over {', '.join(map(str, windows))} episodes; "
-                 "band = min-max over runs", fontsize=9)
+    caveats = sorted({c for run, *_ in members if (c := run.engine_caveat)})
+    fig.suptitle("\n".join([f"{name}rolling mean over {', '.join(map(str, windows))} episodes; "
+                            "band = min-max over runs", *caveats]), fontsize=9)
     return fig
 
 
