@@ -9,6 +9,8 @@
 #                  a .tar.xz / .tar.gz / .tar archive holding one folder of that tree, or
 #                  a directory holding that tree.
 # DMLAB_BUILD_DIR  where the source copy, Bazel's output, logs and the wheel go (build/dmlab).
+# DMLAB_FORCE=1    build even when VENV_DIR already has this build.
+# DMLAB_JOBS       Bazel's --jobs (default: the number of cores).
 #
 # Upstream's WORKSPACE downloads every dependency; third_party/dmlab/ replaces it with local
 # repositories over Debian's packages (docs/dmlab.md, "The offline build"), and patches four
@@ -55,7 +57,7 @@ with open(os.path.join(os.path.dirname(deepmind_lab.__file__), "seed_build.json"
     print(json.load(f)["overlay_hash"])
 EOF
 )
-if [ "$installed_hash" = "$overlay_hash" ]; then
+if [ "${DMLAB_FORCE:-0}" != 1 ] && [ "$installed_hash" = "$overlay_hash" ]; then
   echo "deepmind_lab already built by this overlay in $VENV_DIR"
   exit 0
 fi
