@@ -19,7 +19,7 @@ RUN_FLAGS = $(if $(FRAMES),--frames $(FRAMES)) $(if $(SECONDS),--seconds $(SECON
             $(if $(ACTORS),--actors $(ACTORS)) $(if $(ENVS),--envs-per-actor $(ENVS))
 PYTEST_ARGS ?=
 
-.PHONY: help setup football-setup dmlab-setup test test-all demo plots clean distclean dmlab \
+.PHONY: help setup football-setup dmlab-setup test test-all demo plots report clean distclean dmlab \
         $(BENCHMARKS) $(addsuffix -impala,$(BENCHMARKS)) $(addprefix compare-,$(BENCHMARKS)) \
         $(addprefix roofline-,$(BENCHMARKS)) $(addprefix sweep-,$(BENCHMARKS)) \
         $(addprefix profile-,$(BENCHMARKS))
@@ -38,6 +38,7 @@ help:  ## list the targets
 	@echo "make sweep-<benchmark>    compare over small/medium/large networks (SWEEP=...), sweep.csv + sweep.png"
 	@echo "make profile-<benchmark>  py-spy flame graph of the SEED learner in serve mode (SECONDS=60)"
 	@echo "make plots                execute notebooks/ on results/, PNGs to results/plots/"
+	@echo "make report               results/REPORT.md and its figures, from the committed runs"
 	@echo "make dmlab                build DeepMind Lab if needed, then train dmlab_explore_goal_locations_small"
 	@echo "make clean / distclean    remove caches and generated code / also the virtualenv"
 	@echo
@@ -121,6 +122,9 @@ dmlab: dmlab_explore_goal_locations_small
 
 plots: setup
 	$(PY) scripts/run_notebooks.py --results results --out results/plots
+
+report: setup
+	$(PY) -m seed.report --results results --out results/REPORT.md
 
 clean:
 	rm -rf .pytest_cache build *.egg-info seed/transport/seed_rl_pb2*.py

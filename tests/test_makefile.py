@@ -38,7 +38,7 @@ def test_budget_overrides_reach_the_command():
     assert "--envs-per-actor 8" in proc.stdout
 
 
-@pytest.mark.parametrize("target", ["demo", "test", "test-all", "plots", "setup",
+@pytest.mark.parametrize("target", ["demo", "test", "test-all", "plots", "report", "setup",
                                     "football-setup", "dmlab-setup", "clean", "distclean", "help"])
 def test_top_level_targets_parse(target):
     proc = make_n(target)
