@@ -19,7 +19,7 @@ A *run directory* is what ``seed train`` writes (docs/design.md, "What every run
 * :func:`read_metrics` reads one ``metrics.csv``; :func:`steady_state` computes a run's
   steady-state figures from it by the rule ``seed compare`` measures with (described at
   "steady state" below), :func:`steady_fps` one of them.
-* :func:`rolling_returns`, :func:`return_curve` and :func:`mean_curve` shape episode
+* :func:`rolling_returns`, :func:`return_curve` and :func:`curve_over_runs` shape episode
   returns into curves.
 
 Frames are env frames (emulator frames: an Atari step with frame skip 4 is 4 frames), as
@@ -504,24 +504,28 @@ def return_curve(rolled: pd.DataFrame, x: str = "env_frames") -> tuple[np.ndarra
     return last.index.to_numpy(float), last.to_numpy(float)
 
 
-def mean_curve(curves: list[tuple[np.ndarray, np.ndarray]], points: int = 200) -> pd.DataFrame:
-    """Mean, std, min and max over runs of curves ``(x, y)``, on a common grid of ``x``.
+def curve_over_runs(curves: list[tuple[np.ndarray, np.ndarray]],
+                    points: int = 200) -> pd.DataFrame:
+    """Median, mean, std, min and max over runs of curves ``(x, y)``, on a common grid of x.
 
     Each curve is interpolated (linearly) onto ``points`` values of x from the largest
-    first x to the smallest last x of the curves, so that every run covers the grid
-    (a curve is never extrapolated). Returns columns x, mean, std, min, max, runs.
+    first x to the smallest last x of the curves: the grid spans only what every run
+    reached (a curve is never extrapolated). Returns columns x, median, mean, std, min,
+    max, runs.
     """
+    columns = ["x", "median", "mean", "std", "min", "max", "runs"]
     curves = [(np.asarray(x, float), np.asarray(y, float)) for x, y in curves if len(x)]
     if not curves:
-        return pd.DataFrame(columns=["x", "mean", "std", "min", "max", "runs"])
+        return pd.DataFrame(columns=columns)
     lo = max(float(x[0]) for x, _ in curves)
     hi = min(float(x[-1]) for x, _ in curves)
     if hi < lo:  # curves do not overlap: nothing to average over
-        return pd.DataFrame(columns=["x", "mean", "std", "min", "max", "runs"])
+        return pd.DataFrame(columns=columns)
     grid = np.linspace(lo, hi, points if hi > lo else 1)
     ys = np.stack([np.interp(grid, x, y) for x, y in curves])
-    return pd.DataFrame({"x": grid, "mean": ys.mean(0), "std": ys.std(0),
-                         "min": ys.min(0), "max": ys.max(0), "runs": len(curves)})
+    return pd.DataFrame({"x": grid, "median": np.median(ys, 0), "mean": ys.mean(0),
+                         "std": ys.std(0), "min": ys.min(0), "max": ys.max(0),
+                         "runs": len(curves)})
 
 
 # --------------------------------------------------------------------------- compare outputs

@@ -42,7 +42,7 @@ def test_reward_figure_per_architecture_with_mean_and_band(tree, tmp_path):
     assert frames_ax.get_title() == f"{BENCH}: return against env frames"
     assert wall_ax.get_xlabel() == "wall time (s)"
     labels = [t.get_text() for t in frames_ax.get_legend().get_texts()]
-    assert labels == ["impala (mean of 2 runs)", "seed (mean of 2 runs)"]
+    assert labels == ["impala (median of 2 runs, seeds 0, 1)", "seed (median of 2 runs, seeds 0, 1)"]
     assert len(frames_ax.lines) == 6 and len(frames_ax.collections) == 2  # 4 runs, 2 means
     _written(fig, tmp_path / "plots" / "reward.png")
 
@@ -59,7 +59,7 @@ def test_reward_figure_averages_only_runs_of_one_setting(tmp_path):
     assert R.learning_settings(runs[0].config) == R.learning_settings(runs[1].config)
     assert R.learning_settings(runs[0].config) != R.learning_settings(runs[2].config)
     labels = [t.get_text() for t in L.reward_figure(runs).axes[0].get_legend().get_texts()]
-    assert labels == ["seed seed-0, seed-1 (mean of 2 runs)", "seed seed-2 (1 run)"]
+    assert labels == ["seed seed-0, seed-1 (median of 2 runs, seeds 0, 1)", "seed seed-2 (1 run)"]
 
 
 def test_reward_figure_dashes_evaluation_envs_and_needs_episodes(tmp_path):

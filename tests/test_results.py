@@ -185,21 +185,24 @@ def test_compare_sweep_roofline_loaders(tmp_path):
     assert R.load_roofline(roof)["ceilings"]["seed_train"] == 1000.0
 
 
-def test_rolling_and_mean_curve():
+def test_rolling_and_curve_over_runs():
     import pandas as pd
     ep = pd.DataFrame({"wall_time": [3, 1, 2, 4], "env_frames": [30, 10, 20, 40],
                        "episode_return": [3.0, 1.0, 2.0, 4.0]})
     out = R.rolling_returns(ep, 2)
     assert out["env_frames"].tolist() == [10, 20, 30, 40]
     assert out["return_rolling"].tolist() == [1.0, 1.5, 2.5, 3.5]
-    agg = R.mean_curve([(np.array([0, 10.0]), np.array([0, 10.0])),
-                        (np.array([5, 20.0]), np.array([2, 2.0]))], points=3)
-    # common grid 5..10 (no extrapolation), mean of y=x and y=2
+    agg = R.curve_over_runs([(np.array([0, 10.0]), np.array([0, 10.0])),
+                             (np.array([5, 20.0]), np.array([2, 2.0])),
+                             (np.array([4, 12.0]), np.array([9, 9.0]))], points=3)
+    # common grid 5..10 (no extrapolation: every run reached it) of y=x, y=2 and y=9
     assert agg["x"].tolist() == [5.0, 7.5, 10.0]
-    assert agg["mean"].tolist() == pytest.approx([3.5, 4.75, 6.0])
-    assert agg["min"].tolist() == pytest.approx([2, 2, 2]) and (agg["runs"] == 2).all()
-    assert R.mean_curve([(np.array([0, 1.0]), np.zeros(2)),
-                         (np.array([2, 3.0]), np.zeros(2))]).empty
+    assert agg["median"].tolist() == pytest.approx([5.0, 7.5, 9.0])
+    assert agg["mean"].tolist() == pytest.approx([16 / 3, 18.5 / 3, 7.0])
+    assert agg["min"].tolist() == pytest.approx([2, 2, 2])
+    assert agg["max"].tolist() == pytest.approx([9, 9, 10]) and (agg["runs"] == 3).all()
+    assert R.curve_over_runs([(np.array([0, 1.0]), np.zeros(2)),
+                              (np.array([2, 3.0]), np.zeros(2))]).empty
 
 
 # ----------------------------------------------------------------------------- steady state

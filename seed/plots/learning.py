@@ -66,10 +66,11 @@ def _reward_axis(ax, members, x: str, xlabel: str) -> None:
                     xs, ys = R.return_curve(ev, x)
                     ax.plot(xs, ys, color=color, lw=0.8, ls="--", label=f"{name} eval envs")
             if len(mine) > 1:
-                agg = R.mean_curve([R.return_curve(c, x) for _, c, _ in mine])
+                agg = R.curve_over_runs([R.return_curve(c, x) for _, c, _ in mine])
                 if len(agg):
-                    ax.plot(agg["x"], agg["mean"], color=color, lw=2,
-                            label=f"{name} (mean of {len(mine)} runs)")
+                    seeds = ", ".join(str(run.seed) for run, _, _ in mine)
+                    ax.plot(agg["x"], agg["median"], color=color, lw=2,
+                            label=f"{name} (median of {len(mine)} runs, seeds {seeds})")
                     ax.fill_between(agg["x"], agg["min"], agg["max"], color=color, alpha=0.15)
     ax.set_xlabel(xlabel, fontsize=8)
     ax.set_ylabel("episode return (rolling mean)")
@@ -80,10 +81,11 @@ def _reward_axis(ax, members, x: str, xlabel: str) -> None:
 def reward_figure(runs, rolling: int = ROLLING, title: str = ""):
     """Episode return against env frames (left) and wall time (right), one colour per
     architecture (per run group where an architecture's runs differ in their learning
-    settings: only runs of one setting are averaged). Each run's curve is the rolling mean of its last ``rolling`` training
-    episodes (fewer for a short run, see :func:`rolling_window`); an architecture with
-    several runs also gets their mean on a common grid and a min-max band; evaluation
-    envs' episodes (R2D2's greedy envs) are dashed. Runs without finished episodes are
+    settings: only runs of one setting are put together). Each run's curve, thin, is the
+    rolling mean of its last ``rolling`` training episodes (fewer for a short run, see
+    :func:`rolling_window`); a group of several runs (seeds) also gets their median, bold,
+    and their min-max band, both only over the frames (or seconds) every run of the group
+    reached; evaluation envs' episodes (R2D2's greedy envs) are dashed. Runs without finished episodes are
     left out; PlotError if that leaves none."""
     members = [(run, *_curves(run, rolling)) for run in runs
                if len(R.training_episodes(run.episodes))]
@@ -100,7 +102,8 @@ def reward_figure(runs, rolling: int = ROLLING, title: str = ""):
     right.set_title(f"{name}return against wall time", fontsize=9)
     caveats = sorted({c for run, *_ in members if (c := run.engine_caveat)})
     fig.suptitle("\n".join([f"{name}rolling mean over {', '.join(map(str, windows))} episodes; "
-                            "band = min-max over runs", *caveats]), fontsize=9)
+                            "bold = median over runs, band = min-max, where every run reached",
+                            *caveats]), fontsize=9)
     return fig
 
 
