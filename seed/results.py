@@ -226,7 +226,7 @@ def _numbers(cells: list[str]) -> tuple[np.ndarray, int | None]:
     return out, None
 
 
-def read_metrics(path) -> pd.DataFrame:
+def read_metrics(path, arch: str | None = None) -> pd.DataFrame:
     """A run's metrics.csv; RunDirError (one line) when it is missing, empty or damaged
     (a row being written while it is read shows as a truncated row)."""
     return _read_csv(Path(path), REQUIRED_METRICS, METRICS_COLUMNS + LEARNING_COLUMNS,
@@ -287,7 +287,7 @@ def load_run(run_dir) -> Run:
     return Run(path=run_dir, config=config, architecture=arch,
                benchmark=_benchmark_name(config), env=str(config.get("env", "")),
                frames_per_step=fps_unit, machine=data.get("machine") or {},
-               metrics=read_metrics(run_dir / METRICS),
+               metrics=read_metrics(run_dir / METRICS, arch),
                episodes=read_episodes(run_dir / EPISODES), summary=summary,
                env_engine=data.get("env_engine"))
 
@@ -393,7 +393,8 @@ def first_reaching(episodes: pd.DataFrame, threshold: float, window: int = 100) 
 #   over the window / window seconds).
 # * ``inference_batch_size``: env steps per batch over the window: sum(steps) /
 #   sum(steps / batch) (each row's mean weighted by its number of batches).
-# * ``latency_p50_ms``, ``latency_p99_ms``, ``parameter_pull_ms``, ``inference_ms``: each
+# * ``action_latency_p50_ms``, ``action_latency_p99_ms``, ``parameter_pull_ms``,
+#   ``learner_inference_ms``, ``actor_inference_ms`` (:data:`STEADY_STEP_WEIGHTED`): each
 #   row's figure weighted by the env steps of its interval (requests and pulls are in
 #   proportion to steps); the window's p50/p99 are approximated by these weighted means of
 #   per-interval percentiles.
@@ -401,6 +402,11 @@ def first_reaching(episodes: pd.DataFrame, threshold: float, window: int = 100) 
 # When no row follows the warm-up row (a run too short for its log interval), the figures
 # are taken over all rows with ``env_frames > 0`` from the run start and ``steady`` is
 # False, so a reader can tell.
+
+#: The steady-state figures that are step-weighted means of the rows' figures (above).
+STEADY_STEP_WEIGHTED = ("action_latency_p50_ms", "action_latency_p99_ms", "parameter_pull_ms",
+                        "learner_inference_ms", "actor_inference_ms")
+
 
 def _rows(metrics: pd.DataFrame) -> list[dict]:
     """Metrics rows as dicts of floats, None where a cell is empty."""
@@ -431,14 +437,14 @@ def steady_state(metrics: pd.DataFrame, train: bool = True) -> dict:
     """Steady-state figures of a run's metrics (:func:`read_metrics`) by the rule above.
 
     Keys: steady (False when the run was too short for a window), rows, steady_rows,
-    warmup_s, window_s, fps, learner_fps, inference_batch_size, latency_p50_ms,
-    latency_p99_ms, parameter_pull_ms, inference_ms, env_frames (of the last row); None
-    where a figure cannot be had."""
+    warmup_s, window_s, fps, learner_fps, inference_batch_size, the
+    :data:`STEADY_STEP_WEIGHTED` figures, env_frames (of the last row); None where a
+    figure cannot be had (an architecture's own figure, in a run of the other one)."""
     rows = _rows(metrics)
     out = {"steady": False, "rows": len(rows), "steady_rows": 0, "warmup_s": None,
            "window_s": None, "fps": None, "learner_fps": None, "inference_batch_size": None,
-           "latency_p50_ms": None, "latency_p99_ms": None, "parameter_pull_ms": None,
-           "inference_ms": None, "env_frames": (rows[-1].get("env_frames") if rows else None)}
+           **{col: None for col in STEADY_STEP_WEIGHTED},
+           "env_frames": (rows[-1].get("env_frames") if rows else None)}
     w = _warmup(rows, train)
     if w is not None and w + 1 < len(rows):
         start = rows[w]
@@ -470,7 +476,7 @@ def steady_state(metrics: pd.DataFrame, train: bool = True) -> dict:
                if r.get("inference_batch_size") and s > 0]
     if batches:
         out["inference_batch_size"] = sum(s for _, s in batches) / sum(b for b, _ in batches)
-    for col in ("latency_p50_ms", "latency_p99_ms", "parameter_pull_ms", "inference_ms"):
+    for col in STEADY_STEP_WEIGHTED:
         out[col] = _weighted((r.get(col), s) for r, s in zip(window, steps))
     return out
 

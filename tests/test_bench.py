@@ -225,8 +225,8 @@ def test_summary_ratio_drift_and_cpu_efficiency():
     assert s["frames_per_cpu_s_ratio"] == pytest.approx(900.0 / 1000.0)
     table = compare.format_table(
         [dict(r, run=f"r{i}", rc=0, steady=True, learner_fps=None, inference_batch_size=None,
-              latency_p50_ms=None, latency_p99_ms=None, parameter_pull_ms=None, warmup_s=1.0,
-              window_s=2.0) for i, r in enumerate(rows)], s, None, "train")
+              action_latency_p50_ms=None, action_latency_p99_ms=None, parameter_pull_ms=None,
+              warmup_s=1.0, window_s=2.0) for i, r in enumerate(rows)], s, None, "train")
     assert "SEED/IMPALA FPS ratio (mean of the SEED runs / IMPALA): 2.00" in table
 
 

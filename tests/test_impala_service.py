@@ -1,6 +1,7 @@
 """IMPALA learner over a real server: versioned pulls, no stale acting, bad unrolls."""
 
 import threading
+import time
 
 import grpc
 import numpy as np
@@ -110,3 +111,45 @@ def test_malformed_unroll_is_invalid_argument(learner):
     assert "observation: expected shape" in err.value.details()
     assert stub.SendUnroll(msg, timeout=30).parameter_version >= 0  # well-formed is accepted
     channel.close()
+
+
+class SlowUnrollService(RecordingService):
+    """Takes DELAY_S over every unroll it receives, as a loaded learner or network would."""
+
+    DELAY_S = 0.1
+
+    def SendUnroll(self, request, context):
+        time.sleep(self.DELAY_S)
+        return super().SendUnroll(request, context)
+
+
+def test_action_latency_holds_what_the_actor_does_between_observation_and_action():
+    """An IMPALA actor's action latency is not its inference time: the step on which its
+    envs complete an unroll does not act before it has sent the unrolls (and pulled
+    parameters), so that step's latency holds both slow sends; the other steps' do not."""
+    T, envs = 5, 2
+    config = Config(env="toy:catch", arch="impala", actors=1, envs_per_actor=envs,
+                    unroll_length=T, batch_size=2, train=False, frames=10**6, progress=False)
+    core = LearnerCore(config, EnvSpec.probe(config.env, config.env_kwargs))
+    service = SlowUnrollService(core)
+    server, address = start_server(service, "", max_workers=8)
+    try:
+        assert run_actor(address, task=0, max_steps=envs * T * 10) == 0
+    finally:
+        core.stop()
+        server.stop(0)
+    rounds = sum(e[0] == "unroll" for e in service.events) // envs
+    sample = core.stats.take_interval()
+    latency = sample["action_latencies_ms"]
+    delay_ms = 1000 * SlowUnrollService.DELAY_S
+    assert rounds >= 8
+    # One latency per actor step, each reported with the first round of unrolls after it:
+    # a round carries the T steps since the one before.
+    assert len(latency) == T * rounds
+    # Every round but the last held up the next action by its envs' two sends.
+    assert np.sum(latency >= envs * delay_ms) >= rounds - 1
+    # The other steps waited on local inference only.
+    assert np.median(latency) < delay_ms
+    # Local inference, the figure the old latency columns held, never saw the sends.
+    assert sample["actor_inference_ms"].size and sample["actor_inference_ms"].max() < delay_ms
+    assert sample["learner_inference_ms"].size == 0

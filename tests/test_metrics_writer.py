@@ -11,12 +11,13 @@ def _rows(path):
 def test_new_run_gets_every_column(tmp_path):
     relu = ["dead_relu_0_conv2d", "dead_relu_1_dense"]
     w = MetricsWriter(tmp_path, tensorboard=False, relu_columns=relu)
-    w.write_metrics({"wall_time": 1.0, "env_steps": 10, "env_frames": 40, "inference_ms": 2.5,
+    w.write_metrics({"wall_time": 1.0, "env_steps": 10, "env_frames": 40,
+                     "learner_inference_ms": 2.5,
                      "update_ratio": 0.003, "dead_relu_1_dense": 0.25})
     w.close()
     header, row = _rows(tmp_path / "metrics.csv")
     assert header == METRICS_COLUMNS + LEARNING_COLUMNS + relu
-    assert row[header.index("inference_ms")] == "2.5"
+    assert row[header.index("learner_inference_ms")] == "2.5"
     assert row[header.index("update_ratio")] == "0.003"
     assert row[header.index("dead_relu_1_dense")] == "0.25"
     assert row[header.index("entropy")] == ""  # not reported: blank, not zero

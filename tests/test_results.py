@@ -58,7 +58,8 @@ def make_run(run_dir: Path, arch: str, seed: int, fps: float, intervals: int = 8
                         "learner_steps": 10 * i, "learner_fps": 0 if i == 0 else fps * 0.9,
                         "inference_batch_size": 8, "queue_fill": 0.5,
                         "episodes": len(rets), "episode_return": float(np.mean(rets)),
-                        "latency_p50_ms": 1.0, "latency_p99_ms": 3.0, "loss": 0.1})
+                        "action_latency_p50_ms": 1.0, "action_latency_p99_ms": 3.0,
+                        "loss": 0.1})
         if diagnostics and i > 0:
             metrics[-1].update({"entropy": 1.0 - 0.1 * i, "mean_abs_log_rho": 0.01,
                                 "explained_variance": 0.1 * i, "update_ratio": 1e-3,
@@ -208,7 +209,7 @@ def test_rolling_and_curve_over_runs():
 # ----------------------------------------------------------------------------- steady state
 
 STEADY_COLS = ["wall_time", "env_steps", "env_frames", "fps", "learner_steps", "learner_fps",
-               "inference_batch_size", "latency_p50_ms", "latency_p99_ms",
+               "inference_batch_size", "action_latency_p50_ms", "action_latency_p99_ms",
                "parameter_pull_ms", "episodes", "episode_return"]
 STEADY_ROWS = [
     # wall, steps, frames, fps, lsteps, lfps, batch, p50, p99, pull, episodes, return
@@ -239,8 +240,8 @@ def test_steady_state_rule_train_mode(tmp_path):
     # batches: 400 steps / 8 + 600 steps / 2 = 350 batches for 1000 steps
     assert s["inference_batch_size"] == pytest.approx(1000 / 350)
     # latencies and pulls weighted by env steps (400, 600)
-    assert s["latency_p50_ms"] == pytest.approx((2.0 * 400 + 4.0 * 600) / 1000)
-    assert s["latency_p99_ms"] == pytest.approx((6.0 * 400 + 10.0 * 600) / 1000)
+    assert s["action_latency_p50_ms"] == pytest.approx((2.0 * 400 + 4.0 * 600) / 1000)
+    assert s["action_latency_p99_ms"] == pytest.approx((6.0 * 400 + 10.0 * 600) / 1000)
     assert s["parameter_pull_ms"] == pytest.approx((1.0 * 400 + 3.0 * 600) / 1000)
     assert s == R.steady_state(_steady_metrics(), train=True)  # read or built: the same
 
@@ -452,3 +453,4 @@ def test_roofline_fractions_and_final_returns(tmp_path):
                              "batch_size)") and row["fps"] == 400.0
     final = R.final_returns(runs).set_index("arch")
     assert final.loc["seed", "runs"] == 2 and final.loc["impala", "runs"] == 2
+

@@ -138,6 +138,38 @@ def test_a_split_actor_keeps_one_stream_per_env_group_in_flight():
         server.stop(0)
 
 
+def test_action_latency_spans_the_round_trip_through_the_learner():
+    """A SEED actor's action latency holds the learner's inference (slowed here by
+    ``delay_ms`` a batch): one figure per step, each reported by the stream's next request."""
+    delay_ms, steps = 20.0, 30
+    config = Config(env="toy:catch", actors=1, envs_per_actor=2, train=False,
+                    inference_timeout_ms=1.0, frames=10_000, progress=False)
+    core = LearnerCore(config, EnvSpec.probe(config.env, config.env_kwargs))
+    infer = core.agent.infer
+
+    def slow_infer(*args, **kwargs):
+        time.sleep(delay_ms / 1000)
+        return infer(*args, **kwargs)
+
+    core.agent.infer = slow_infer
+    service = SeedLearnerService(core)
+    server, address = start_server(service, "", max_workers=config.grpc_workers())
+    try:
+        assert run_actor(address, task=0, max_steps=2 * steps) == 0
+    finally:
+        service.close()
+        core.stop()
+        server.stop(0)
+    sample = core.stats.take_interval()
+    latency = sample["action_latencies_ms"]
+    # Step i's latency rides on request i + 1; the last request may be cut off by the
+    # actor's close before the learner reads it.
+    assert steps - 1 <= len(latency) <= steps
+    assert latency.min() >= delay_ms
+    assert sample["learner_inference_ms"].min() >= delay_ms
+    assert sample["actor_inference_ms"].size == 0
+
+
 @pytest.fixture()
 def direct_service():
     """A service without a server: tests submit ActorSteps to its batcher themselves."""

@@ -43,13 +43,20 @@ from pathlib import Path
 
 from seed.bench.procmon import TreeCPUMonitor, usable_cores
 from seed.config import Config, ConfigError
-from seed.results import ResultsError, read_metrics, steady_state, warmup_index
+from seed.results import (
+    STEADY_STEP_WEIGHTED,
+    ResultsError,
+    read_metrics,
+    steady_state,
+    warmup_index,
+)
 
 # One run per entry, in this order: SEED first and last brackets IMPALA in time.
 SCHEDULE = (("seed", 1), ("impala", 1), ("seed", 2))
 
 COLUMNS = ["run", "arch", "rc", "steady", "warmup_s", "window_s", "fps", "learner_fps",
-           "inference_batch_size", "inference_ms", "latency_p50_ms", "latency_p99_ms",
+           "inference_batch_size", "learner_inference_ms", "actor_inference_ms",
+           "action_latency_p50_ms", "action_latency_p99_ms",
            "parameter_pull_ms", "cpu_util", "learner_cpu_util", "cpu_util_run",
            "frames_per_cpu_s", "env_frames",
            "wall_s", "run_dir"]
@@ -166,7 +173,7 @@ def run_one(config_path: Path, arch: str, run_dir: Path, seconds: float, train: 
     metrics = run_dir / "metrics.csv"
     if metrics.exists():
         try:
-            m = read_metrics(metrics)
+            m = read_metrics(metrics, arch)
         except ResultsError as e:  # the run logged nothing, or broke off mid-row
             echo(f"[compare] {run_dir.name}: no steady-state figures: {e}")
             row["steady"] = False
@@ -174,8 +181,7 @@ def run_one(config_path: Path, arch: str, run_dir: Path, seconds: float, train: 
             s = steady_state(m, train)
             row.update({k: s[k] for k in ("steady", "warmup_s", "window_s", "fps",
                                            "learner_fps", "inference_batch_size",
-                                           "inference_ms", "latency_p50_ms", "latency_p99_ms",
-                                           "parameter_pull_ms", "env_frames")})
+                                           *STEADY_STEP_WEIGHTED, "env_frames")})
             if s["steady"]:
                 window = (warmup_index(m, train) + 1, len(m))
                 row["cpu_util"] = monitor.utilisation(*window, cores)
@@ -284,20 +290,25 @@ def _percent(share) -> str:
 
 
 def format_table(rows: list[dict], summary: dict, roof: dict | None, mode: str) -> str:
-    head = (f"{'run':<9}{'fps':>10}{'learner':>10}{'batch':>7}{'inf ms':>8}{'p50 ms':>8}"
-            f"{'p99 ms':>8}"
+    head = (f"{'run':<9}{'fps':>10}{'learner':>10}{'batch':>7}{'lrn inf':>8}{'act inf':>8}"
+            f"{'lat p50':>8}{'lat p99':>8}"
             f"{'pull ms':>9}{'cpu':>6}{'lrn cpu':>8}{'fr/cpu-s':>10}{'warmup':>8}{'window':>8}")
-    lines = [f"mode={mode}; steady-state figures (frames/s; p50/p99: SEED = actor-"
-             "observed inference round trip, IMPALA = local inference; inf ms = one inference "
-             "call, a learner batch (SEED) or an actor step (IMPALA); cpu = whole process "
-             "tree / all cores; lrn cpu = the learner process alone / all cores)", head,
+    lines = [f"mode={mode}; steady-state figures (frames/s; lat p50/p99 = action latency, "
+             "ms, measured alike under both architectures: an actor's time from having a "
+             "step's observations to stepping its envs with their actions; lrn inf = one "
+             "inference call on the learner, ms (SEED only); act inf = one local inference "
+             "call on an actor, ms (IMPALA only); cpu = whole process tree / all cores; "
+             "lrn cpu = the learner process alone / all cores)", head,
              "-" * len(head)]
     for r in rows:
         lines.append(
             f"{r['run']:<9}{_fmt(r['fps'], ',.0f'):>10}{_fmt(r['learner_fps'], ',.0f'):>10}"
-            f"{_fmt(r['inference_batch_size'], '.1f'):>7}{_fmt(r.get('inference_ms'), '.2f'):>8}"
-            f"{_fmt(r['latency_p50_ms'], '.2f'):>8}"
-            f"{_fmt(r['latency_p99_ms'], '.2f'):>8}{_fmt(r['parameter_pull_ms'], '.2f'):>9}"
+            f"{_fmt(r['inference_batch_size'], '.1f'):>7}"
+            f"{_fmt(r.get('learner_inference_ms'), '.2f'):>8}"
+            f"{_fmt(r.get('actor_inference_ms'), '.2f'):>8}"
+            f"{_fmt(r.get('action_latency_p50_ms'), '.2f'):>8}"
+            f"{_fmt(r.get('action_latency_p99_ms'), '.2f'):>8}"
+            f"{_fmt(r['parameter_pull_ms'], '.2f'):>9}"
             f"{_percent(r['cpu_util']):>5}%{_percent(r.get('learner_cpu_util')):>7}%"
             f"{_fmt(r.get('frames_per_cpu_s'), ',.0f'):>10}"
             f"{_fmt(r['warmup_s'], '.1f'):>7}s{_fmt(r['window_s'], '.1f'):>7}s"

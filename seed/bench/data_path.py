@@ -94,10 +94,12 @@ def _client_loop(address, spec_bytes, actor_id, env_ids, start, stop) -> dict:
                 cpu0, steps, rtts = time.process_time(), 0, []
             if now >= stop:
                 break
+            # No envs here: the round trip stands for the actor's action latency, which a
+            # request carries (so it is as large as an actor's, and the learner counts it).
             stream.send(pb2.StepRequest(
                 actor_id=actor_id, run_id=run_id, env_ids=env_ids,
                 reward=wire.encode(reward), done=wire.encode(done),
-                observation=wire.encode(obs), last_round_trip_ms=stream.rtt_ms))
+                observation=wire.encode(obs), last_action_latency_ms=stream.rtt_ms))
             stream.receive_actions()
             steps += 1
             rtts.append(stream.rtt_ms)

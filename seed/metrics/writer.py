@@ -25,12 +25,19 @@ METRICS_COLUMNS = [
     "queue_fill",           # unrolls waiting for the learner / buffer capacity
     "episodes",             # episodes finished in the interval
     "episode_return",       # mean raw episode return of those episodes
-    "latency_p50_ms",       # actor-observed inference round trip (SEED) / local inference (IMPALA)
-    "latency_p99_ms",
+    "action_latency_p50_ms",  # action latency, both architectures: an actor's time from
+    "action_latency_p99_ms",  # having a step's observations (its env step returned) to
+                            # beginning the env step with their actions; one sample per actor
+                            # step and env group. SEED: request encoding, the round trip
+                            # through the learner, action decoding. IMPALA: local inference,
+                            # unroll assembly and, on a step completing unrolls, sending them
+                            # and pulling parameters.
     "parameter_pull_ms",    # mean parameter pull time (IMPALA)
     "loss",
-    "inference_ms",         # mean time of one inference call: a learner batch (SEED), an
-                            # actor's local step (IMPALA)
+    "learner_inference_ms", # SEED only: mean time of one inference call on the learner (one
+                            # batch of actor requests)
+    "actor_inference_ms",   # IMPALA only: mean time of one local inference call on an actor
+                            # (its envs_per_actor envs), as actors report it once per unroll
     "eval_episodes",        # evaluation episodes finished in the interval (R2D2's eval envs:
     "eval_return",          # greedy, never trained on) and their mean raw return; the two
                             # columns above count the training envs' episodes only

@@ -77,6 +77,10 @@ def actor_security_args(config: Config) -> list[str]:
     return args
 
 
+def _mean_or_none(values: np.ndarray) -> float | None:
+    return float(values.mean()) if values.size else None
+
+
 class _Interval:
     """Turns cumulative counters into one metrics row per log interval."""
 
@@ -90,7 +94,7 @@ class _Interval:
         now = time.monotonic()
         dt = max(now - self.t, 1e-9)
         env_steps, trained = sample["env_steps"], sample["env_steps_trained"]
-        lat = sample["latencies_ms"]
+        lat = sample["action_latencies_ms"]
         pull = sample["pull_ms"]
         episodes = [e for e in sample["episodes"] if not e[4]]
         evaluation = [e for e in sample["episodes"] if e[4]]
@@ -107,12 +111,12 @@ class _Interval:
             "episodes": len(episodes),
             "episode_return": (float(np.mean([e[2] for e in episodes])) if episodes
                                else None),
-            "latency_p50_ms": float(np.percentile(lat, 50)) if lat.size else None,
-            "latency_p99_ms": float(np.percentile(lat, 99)) if lat.size else None,
+            "action_latency_p50_ms": float(np.percentile(lat, 50)) if lat.size else None,
+            "action_latency_p99_ms": float(np.percentile(lat, 99)) if lat.size else None,
             "parameter_pull_ms": float(pull.mean()) if pull.size else None,
             "loss": sample["train"].get("loss"),
-            "inference_ms": (float(sample["inference_ms"].mean()) if sample["inference_ms"].size
-                             else None),
+            "learner_inference_ms": _mean_or_none(sample["learner_inference_ms"]),
+            "actor_inference_ms": _mean_or_none(sample["actor_inference_ms"]),
             "eval_episodes": len(evaluation),
             "eval_return": float(np.mean([e[2] for e in evaluation])) if evaluation else None,
         }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import threading
 
 import numpy as np
@@ -19,9 +20,14 @@ class RunStats:
         # (env_id, actor, return, length, evaluation): evaluation episodes come from envs that
         # act greedily and are never trained on (R2D2's eval envs).
         self._episodes: list[tuple[int, int, float, int, bool]] = []
-        self._latencies_ms: list[float] = []
+        # Action latency: an actor's time from having a step's observations to having their
+        # actions (both architectures, one sample per actor step and env group).
+        self._action_latencies_ms: list[float] = []
         self._pull_ms: list[float] = []
-        self._inference_ms: list[float] = []
+        # One inference call's time where it runs: a batch on the SEED learner, an IMPALA
+        # actor's local step (as the actor reports it, one mean per unroll).
+        self._learner_inference_ms: list[float] = []
+        self._actor_inference_ms: list[float] = []
         # Per metric: its sum and the number of steps that reported it (a diagnostics
         # metric comes from sampled steps only, seed/agents/diagnostics.py).
         self._train_sums: dict[str, float] = {}
@@ -38,17 +44,24 @@ class RunStats:
                                    bool(evaluation)))
             self.episodes_total += 1
 
-    def add_latency(self, ms: float) -> None:
+    def add_action_latencies(self, ms) -> None:
+        """Action latencies as actors report them, in ms. Only positive, finite figures count:
+        0 means "no step yet", and a negative or infinite one measures nothing."""
+        kept = [float(x) for x in ms if 0.0 < x < math.inf]
         with self._lock:
-            self._latencies_ms.append(ms)
+            self._action_latencies_ms.extend(kept)
 
     def add_parameter_pull(self, ms: float) -> None:
         with self._lock:
             self._pull_ms.append(ms)
 
-    def add_inference_time(self, ms: float) -> None:
+    def add_learner_inference_time(self, ms: float) -> None:
         with self._lock:
-            self._inference_ms.append(ms)
+            self._learner_inference_ms.append(ms)
+
+    def add_actor_inference_time(self, ms: float) -> None:
+        with self._lock:
+            self._actor_inference_ms.append(ms)
 
     def add_train_step(self, metrics: dict) -> None:
         with self._lock:
@@ -67,13 +80,15 @@ class RunStats:
                 "env_steps_trained": self.env_steps_trained,
                 "episodes_total": self.episodes_total,
                 "episodes": self._episodes,
-                "latencies_ms": np.asarray(self._latencies_ms, np.float64),
+                "action_latencies_ms": np.asarray(self._action_latencies_ms, np.float64),
                 "pull_ms": np.asarray(self._pull_ms, np.float64),
-                "inference_ms": np.asarray(self._inference_ms, np.float64),
+                "learner_inference_ms": np.asarray(self._learner_inference_ms, np.float64),
+                "actor_inference_ms": np.asarray(self._actor_inference_ms, np.float64),
                 # Each train metric's mean over the interval's steps that reported it
                 # ({} if none ran).
                 "train": {k: v / self._train_counts[k] for k, v in self._train_sums.items()},
             }
-            self._episodes, self._latencies_ms, self._pull_ms, self._inference_ms = [], [], [], []
+            self._episodes, self._action_latencies_ms, self._pull_ms = [], [], []
+            self._learner_inference_ms, self._actor_inference_ms = [], []
             self._train_sums, self._train_counts = {}, {}
         return out

@@ -67,7 +67,7 @@ def step_request_bytes(k: int, obs_dtype: str, obs_shape) -> int:
         actor_id=2 ** 31 - 1, run_id="f" * 64, env_ids=[2 ** 31 - 1] * k,
         reward=_zeros("float32", (k,)), done=_zeros("bool", (k,)),
         observation=_zeros(obs_dtype, (k,) + tuple(obs_shape)),
-        episodes=_episodes(k), last_round_trip_ms=1.0).ByteSize()
+        episodes=_episodes(k), last_action_latency_ms=1.0).ByteSize()
 
 
 def step_response_bytes(k: int) -> int:
@@ -76,7 +76,8 @@ def step_response_bytes(k: int) -> int:
 
 def unroll_bytes(steps: int, obs_dtype: str, obs_shape, state_template,
                  agent_output: dict) -> int:
-    """An UnrollMessage of ``steps`` steps, with an episode ending on every step.
+    """An UnrollMessage of ``steps`` steps, with an episode ending on every step and an
+    action latency for each (an actor reports at most one unroll's steps per round).
 
     ``state_template``: one env's core state arrays; ``agent_output``: key ->
     (dtype, per-step shape).
@@ -89,7 +90,8 @@ def unroll_bytes(steps: int, obs_dtype: str, obs_shape, state_template,
         observation=_zeros(obs_dtype, (steps,) + tuple(obs_shape)),
         agent_output={key: _zeros(dtype, (steps,) + tuple(shape))
                       for key, (dtype, shape) in agent_output.items()},
-        episodes=_episodes(steps), inference_ms=1.0, parameter_pull_ms=1.0).ByteSize()
+        episodes=_episodes(steps), inference_ms=1.0, parameter_pull_ms=1.0,
+        action_latency_ms=[1.0] * steps).ByteSize()
 
 
 def parameters_bytes(arrays) -> int:

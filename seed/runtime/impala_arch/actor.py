@@ -6,6 +6,12 @@ same UnrollBuilder the SEED learner uses. When its envs complete an unroll
 (all at once: they step in lockstep) it sends them and pulls the learner's
 parameters if a newer version exists, so it never acts with parameters more
 than one unroll old.
+
+It times each step's *action latency*: from having the observations (the env step
+returned) to beginning the env step with their actions. That holds local inference, unroll
+assembly and, on a step that completes unrolls, sending them and pulling parameters: all
+an IMPALA actor does between an observation and its action, as a SEED actor's figure holds
+the round trip through the learner. The latencies go up with the next round of unrolls.
 """
 
 from __future__ import annotations
@@ -92,8 +98,10 @@ def _act(stub, task, actor_envs: ActorEnvs, policy: LocalPolicy, steps, max_step
     core_state = agent.initial_state(k)
     prev_action = np.zeros(k, np.int32)
     reward, done, obs = actor_envs.reset_all()
+    observed_at = time.perf_counter()
     pending_episodes: dict[int, list] = {i: [] for i in range(k)}
     inference_ms: list[float] = []
+    action_latency_ms: list[float] = []  # one per step since the last round of unrolls
     t_log, steps_at_log = time.monotonic(), steps["n"]
     while not max_steps or steps["n"] < max_steps:
         env_output = EnvOutput(reward, done, obs)
@@ -104,7 +112,7 @@ def _act(stub, task, actor_envs: ActorEnvs, policy: LocalPolicy, steps, max_step
         action = np.asarray(action, np.int32)
         completed = builder.append_batch(np.arange(k), core_state, prev_action, env_output,
                                          agent_output, action)
-        for i, unroll in completed:
+        for sent, (i, unroll) in enumerate(completed):
             stub.SendUnroll(pb2.UnrollMessage(
                 actor_id=task, run_id=run_id, env_id=int(env_ids[i]),
                 parameter_version=policy.version,
@@ -116,15 +124,19 @@ def _act(stub, task, actor_envs: ActorEnvs, policy: LocalPolicy, steps, max_step
                 agent_output={key: wire.encode(v) for key, v in unroll.agent_output.items()},
                 episodes=[pb2.EpisodeSummary(env_id=e, episode_return=r, episode_length=n)
                           for e, r, n in pending_episodes[i]],
-                inference_ms=float(np.mean(inference_ms)), parameter_pull_ms=pull_ms),
+                inference_ms=float(np.mean(inference_ms)), parameter_pull_ms=pull_ms,
+                # the round's step latencies ride on its first message only
+                action_latency_ms=action_latency_ms if sent == 0 else ()),
                 timeout=120)
             pending_episodes[i] = []
         if completed:
-            inference_ms = []
+            inference_ms, action_latency_ms = [], []
             pull_ms = policy.pull(stub)
         core_state = tuple(np.asarray(s) for s in new_state)
         prev_action = action
+        action_latency_ms.append((time.perf_counter() - observed_at) * 1000.0)
         reward, done, obs, finished = actor_envs.step(action)
+        observed_at = time.perf_counter()
         for env_id, ret, length in finished:
             pending_episodes[env_id - int(env_ids[0])].append((env_id, ret, length))
         steps["n"] += k

@@ -96,8 +96,8 @@ class ImpalaLearnerService(pb2_grpc.LearnerServicer):
         for ep in request.episodes:
             stats.add_episode(ep.env_id, request.actor_id, ep.episode_return, ep.episode_length)
         if request.inference_ms > 0:
-            stats.add_latency(request.inference_ms)
-            stats.add_inference_time(request.inference_ms)
+            stats.add_actor_inference_time(request.inference_ms)
+        stats.add_action_latencies(request.action_latency_ms)
         if request.parameter_pull_ms > 0:
             stats.add_parameter_pull(request.parameter_pull_ms)
         with self._batch_lock:

@@ -7,6 +7,11 @@ Factory's double-buffered sampling), so env simulation overlaps central
 inference instead of taking turns with it. One group = one request per step,
 carrying all of its envs.
 
+Each request reports the group's *action latency* of its previous step: from the moment the
+actor had the observations (the env step returned) to the moment it had their actions and
+began stepping with them. That is the span the IMPALA actor reports too (there: local
+inference and what else it does before stepping), so the two architectures' figures compare.
+
 When the learner goes away the actor backs off and reconnects; its envs then
 start fresh episodes under a new run id, so the learner drops their
 half-built unrolls instead of mixing two runs.
@@ -49,12 +54,18 @@ def run_actor(address: str, task: int, max_steps: int = 0, log_interval_s: float
 
 
 class _GroupStream:
-    """One env group's StreamSteps call: put a request, take its reply, in order."""
+    """One env group's StreamSteps call: put a request, take its reply, in order.
+
+    ``rtt_ms``: the last request's round trip, sent to reply received (what
+    seed/bench/data_path.py measures); ``observed_at`` / ``action_latency_ms``: when the
+    actor had the group's current observations, and the previous step's action latency."""
 
     def __init__(self, stub, indices, env_ids):
         self.indices = indices
         self.env_ids = env_ids
         self.rtt_ms = 0.0
+        self.observed_at = 0.0
+        self.action_latency_ms = 0.0
         self._sent_at = 0.0
         self._requests: queue.Queue = queue.Queue(maxsize=2)
         self._responses = stub.StreamSteps(self._request_iter())
@@ -87,16 +98,18 @@ def _stream(stub, task, actor_envs: ActorEnvs, splits: int, steps, max_steps, lo
     try:
         # Envs first, then the streams: a stream that waits on a slow reset looks idle.
         reward, done, obs = actor_envs.reset_all()
+        observed_at = time.perf_counter()
         for indices in np.array_split(np.arange(len(actor_envs)), splits):
             indices = indices.tolist()
             groups.append(_GroupStream(stub, indices,
                                        [actor_envs.env_ids[i] for i in indices]))
+            groups[-1].observed_at = observed_at
 
         def request(group, reward, done, obs, episodes):
             return pb2.StepRequest(
                 actor_id=task, run_id=run_id, env_ids=group.env_ids,
                 reward=wire.encode(reward), done=wire.encode(done),
-                observation=wire.encode(obs), last_round_trip_ms=group.rtt_ms,
+                observation=wire.encode(obs), last_action_latency_ms=group.action_latency_ms,
                 episodes=[pb2.EpisodeSummary(env_id=e, episode_return=r, episode_length=n)
                           for e, r, n in episodes])
 
@@ -107,7 +120,9 @@ def _stream(stub, task, actor_envs: ActorEnvs, splits: int, steps, max_steps, lo
         while not max_steps or steps["n"] < max_steps:
             for group in groups:  # step one group while the others wait on the learner
                 actions = group.receive_actions()
+                group.action_latency_ms = (time.perf_counter() - group.observed_at) * 1000.0
                 reward, done, obs, episodes = actor_envs.step(actions, group.indices)
+                group.observed_at = time.perf_counter()
                 group.send(request(group, reward, done, obs, episodes))
                 steps["n"] += len(group.indices)
             now = time.monotonic()

@@ -96,8 +96,8 @@ class SeedLearnerService(pb2_grpc.LearnerServicer):
                 context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(e))
             if slot.keys is None:
                 self.streams.claim(slot, step.env_ids.tolist())
-            if request.last_round_trip_ms > 0:
-                stats.add_latency(request.last_round_trip_ms)
+            # 0 on a stream's first request: no step before it
+            stats.add_action_latencies((request.last_action_latency_ms,))
             for ep in request.episodes:
                 stats.add_episode(ep.env_id, request.actor_id, ep.episode_return,
                                   ep.episode_length, self._is_eval_env(ep.env_id))
@@ -139,7 +139,7 @@ class SeedLearnerService(pb2_grpc.LearnerServicer):
         t0 = time.perf_counter()
         action, agent_output, new_state = self.core.agent.infer(
             env_ids, prev_action, env_output, core_state)
-        self.core.stats.add_inference_time((time.perf_counter() - t0) * 1000.0)
+        self.core.stats.add_learner_inference_time((time.perf_counter() - t0) * 1000.0)
         action = np.asarray(action, np.int32)
         self.store.scatter(env_ids, new_state, action)
 
