@@ -19,6 +19,10 @@ A *run directory* is what ``seed train`` writes (docs/design.md, "What every run
 * :func:`read_metrics` reads one ``metrics.csv``; :func:`steady_state` computes a run's
   steady-state figures from it by the rule ``seed compare`` measures with (described at
   "steady state" below), :func:`steady_fps` one of them.
+* Older runs' columns whose meaning depended on the architecture (``latency_p50_ms``,
+  ``latency_p99_ms``, ``inference_ms``) are renamed on reading to what they measured, by
+  the one table :data:`OLD_COLUMNS` (:func:`convert_old_columns`), in metrics.csv and
+  compare.csv alike.
 * :func:`rolling_returns`, :func:`return_curve` and :func:`curve_over_runs` shape episode
   returns into curves.
 
@@ -58,6 +62,28 @@ REQUIRED_SWEEP = ["size", "seed_fps", "impala_fps"]
 
 # Files whose presence marks a directory as (part of) a run.
 _RUN_MARKERS = (CONFIG, METRICS, EPISODES)
+
+#: Columns that runs wrote before each measured quantity had its own name, and what each
+#: measured under each architecture: ``OLD_COLUMNS[old][architecture]`` is the column that
+#: names that quantity today. The one place an old column's meaning is decided:
+#:
+#: * ``latency_p50_ms`` / ``latency_p99_ms`` under **SEED**: the percentiles of the actor's
+#:   round trip, request sent to reply received: the action latency
+#:   (``action_latency_p50_ms`` / ``action_latency_p99_ms``) less the actor's encoding of the
+#:   request and decoding of the actions, which are small beside the round trip.
+#: * ``latency_p50_ms`` / ``latency_p99_ms`` under **IMPALA**: percentiles, over the
+#:   interval's unroll messages, of each message's *mean local inference call time* over its
+#:   unroll (``actor_inference_p50_ms`` / ``actor_inference_p99_ms``, columns only old IMPALA
+#:   runs have). **Not** an action latency: it leaves out unroll assembly, the unroll sends
+#:   and parameter pulls an actor makes before acting, and a mean over an unroll hides its
+#:   slow steps. Old IMPALA runs have no action latency.
+#: * ``inference_ms`` under SEED: one inference call on the learner (``learner_inference_ms``);
+#:   under IMPALA: one local inference call on an actor (``actor_inference_ms``).
+OLD_COLUMNS = {
+    "latency_p50_ms": {"seed": "action_latency_p50_ms", "impala": "actor_inference_p50_ms"},
+    "latency_p99_ms": {"seed": "action_latency_p99_ms", "impala": "actor_inference_p99_ms"},
+    "inference_ms": {"seed": "learner_inference_ms", "impala": "actor_inference_ms"},
+}
 
 
 class ResultsError(ValueError):
@@ -226,11 +252,57 @@ def _numbers(cells: list[str]) -> tuple[np.ndarray, int | None]:
     return out, None
 
 
+def convert_old_columns(df: pd.DataFrame, arch) -> pd.DataFrame:
+    """``df`` (metrics or compare rows) with the :data:`OLD_COLUMNS` it holds renamed to
+    what they measured under ``arch``: one architecture for every row, or one per row (a
+    compare's ``arch`` column).
+
+    A converted value goes to its new column where that is empty; an old column is
+    dropped once every value in it went somewhere, and kept as it is where a row's
+    architecture is unknown (its meaning cannot be told). ``df.attrs["old_columns"]``
+    records what was converted: ``{old: {architecture: new}}``."""
+    archs = pd.Series(arch, index=df.index, dtype=object)
+    converted: dict = {}
+    for old, by_arch in OLD_COLUMNS.items():
+        if old not in df.columns:
+            continue
+        values = pd.to_numeric(df[old], errors="coerce")
+        for a, new in by_arch.items():
+            rows = (archs == a) & values.notna()
+            if not rows.any():
+                continue
+            if new not in df.columns:
+                df[new] = np.nan
+            fill = rows & df[new].isna()
+            df[new] = df[new].astype(np.float64)
+            df.loc[fill, new] = values[fill]
+            converted.setdefault(old, {})[a] = new
+        if not (values.notna() & ~archs.isin(list(by_arch))).any():
+            df = df.drop(columns=old)
+    df.attrs["old_columns"] = converted
+    return df
+
+
+def _architecture_beside(path: Path) -> str | None:
+    """The architecture the config.json beside a metrics.csv names, None if it names none."""
+    try:
+        data = json.loads((path.parent / CONFIG).read_text())
+        arch = data.get("architecture") or data["config"].get("arch")
+    except (OSError, ValueError, AttributeError, KeyError, TypeError):
+        return None
+    return arch if isinstance(arch, str) and arch else None
+
+
 def read_metrics(path, arch: str | None = None) -> pd.DataFrame:
     """A run's metrics.csv; RunDirError (one line) when it is missing, empty or damaged
-    (a row being written while it is read shows as a truncated row)."""
-    return _read_csv(Path(path), REQUIRED_METRICS, METRICS_COLUMNS + LEARNING_COLUMNS,
-                     RunDirError, allow_no_rows=False)
+    (a row being written while it is read shows as a truncated row).
+
+    Old columns are converted by :func:`convert_old_columns` for the run's architecture:
+    ``arch``, else the one the ``config.json`` beside the file names."""
+    path = Path(path)
+    df = _read_csv(path, REQUIRED_METRICS, METRICS_COLUMNS + LEARNING_COLUMNS,
+                   RunDirError, allow_no_rows=False)
+    return convert_old_columns(df, arch or _architecture_beside(path))
 
 
 def read_episodes(path) -> pd.DataFrame:
@@ -608,10 +680,12 @@ def load_compare(path, root=None) -> pd.DataFrame:
     """One compare.csv (``seed compare``: one row per run, columns run, arch, fps,
     learner_fps, ...), with columns added: ``source`` (the file), ``compare_dir``,
     ``benchmark`` (the first folder under ``root``), and from the ``compare.json``
-    beside it, when readable, ``mode`` (train/serve) and ``fps_ratio`` (SEED/IMPALA)."""
+    beside it, when readable, ``mode`` (train/serve) and ``fps_ratio`` (SEED/IMPALA).
+    Old columns are converted per row by its ``arch`` (:func:`convert_old_columns`)."""
     path = Path(path)
     df = _read_table(path, REQUIRED_COMPARE, ("fps", "learner_fps", "cpu_util", "env_frames"))
     df["arch"] = df["arch"].astype(str)
+    df = convert_old_columns(df, df["arch"])
     df["run"] = df["run"].astype(str)
     df["source"] = str(path)
     df["compare_dir"] = str(path.parent)

@@ -454,3 +454,146 @@ def test_roofline_fractions_and_final_returns(tmp_path):
     final = R.final_returns(runs).set_index("arch")
     assert final.loc["seed", "runs"] == 2 and final.loc["impala", "runs"] == 2
 
+
+# ----------------------------------------------------------------------------- old columns
+
+# metrics.csv and compare.csv headers as runs wrote them before each quantity had its own
+# column: latency_* and inference_ms meant one thing under SEED and another under IMPALA.
+OLD_METRICS_HEADER = ("wall_time,env_steps,env_frames,fps,learner_steps,learner_fps,"
+                      "inference_batch_size,queue_fill,episodes,episode_return,latency_p50_ms,"
+                      "latency_p99_ms,parameter_pull_ms,loss,inference_ms")
+OLD_METRICS_ROWS = ("1.0,100,100,100,0,0,4,0,0,,,,,,\n"
+                    "2.0,300,300,200,1,50,4,0.5,1,0.5,2.5,7.5,,0.1,0.8\n"
+                    "3.0,600,600,300,2,60,4,0.5,0,,3.5,9.5,,0.1,1.2\n")
+OLD_COMPARE_HEADER = ("run,arch,rc,steady,warmup_s,window_s,fps,learner_fps,"
+                      "inference_batch_size,inference_ms,latency_p50_ms,latency_p99_ms,"
+                      "parameter_pull_ms,cpu_util,cpu_util_run,frames_per_cpu_s,env_frames,"
+                      "wall_s,run_dir")
+REPO_RESULTS = Path(__file__).resolve().parent.parent / "results"
+
+
+def _old_run(d: Path, arch: str | None) -> Path:
+    d.mkdir(parents=True)
+    if arch:
+        (d / "config.json").write_text(json.dumps(
+            {"config": {"env": "toy:catch", "arch": arch}, "architecture": arch}))
+    (d / "metrics.csv").write_text(OLD_METRICS_HEADER + "\n" + OLD_METRICS_ROWS)
+    (d / "episodes.csv").write_text("wall_time,env_frames,episode_return,episode_length\n")
+    return d
+
+
+def _all_nan(series) -> bool:
+    return bool(series.isna().all())
+
+
+def test_an_old_seed_run_reads_its_round_trip_as_action_latency(tmp_path):
+    run = R.load_run(_old_run(tmp_path / "seed-run", "seed"))
+    m = run.metrics
+    assert "latency_p50_ms" not in m.columns and "inference_ms" not in m.columns
+    assert m["action_latency_p50_ms"].tolist()[1:] == [2.5, 3.5]
+    assert m["action_latency_p99_ms"].tolist()[1:] == [7.5, 9.5]
+    assert m["learner_inference_ms"].tolist()[1:] == [0.8, 1.2]
+    assert _all_nan(m["actor_inference_ms"])
+    assert m.attrs["old_columns"] == {"latency_p50_ms": {"seed": "action_latency_p50_ms"},
+                                      "latency_p99_ms": {"seed": "action_latency_p99_ms"},
+                                      "inference_ms": {"seed": "learner_inference_ms"}}
+    # warm-up row: the 2nd (first with frames and a learner step); the window: the 3rd
+    s = R.steady_state(m, train=True)
+    assert s["action_latency_p50_ms"] == 3.5 and s["learner_inference_ms"] == 1.2
+    assert s["actor_inference_ms"] is None
+
+
+def test_an_old_impala_run_has_no_action_latency_only_local_inference(tmp_path):
+    run = R.load_run(_old_run(tmp_path / "impala-run", "impala"))
+    m = run.metrics
+    assert "latency_p50_ms" not in m.columns and "inference_ms" not in m.columns
+    # Its latency_* were percentiles of the actors' per-unroll mean local inference time.
+    assert _all_nan(m["action_latency_p50_ms"]) and _all_nan(m["action_latency_p99_ms"])
+    assert m["actor_inference_p50_ms"].tolist()[1:] == [2.5, 3.5]
+    assert m["actor_inference_p99_ms"].tolist()[1:] == [7.5, 9.5]
+    assert m["actor_inference_ms"].tolist()[1:] == [0.8, 1.2]
+    assert _all_nan(m["learner_inference_ms"])
+    assert m.attrs["old_columns"]["latency_p50_ms"] == {"impala": "actor_inference_p50_ms"}
+    s = R.steady_state(m, train=True)
+    assert s["action_latency_p50_ms"] is None and s["actor_inference_ms"] == 1.2
+
+
+def test_an_old_metrics_file_of_unknown_architecture_keeps_its_columns(tmp_path):
+    """Without a config.json to say the architecture, nothing is guessed."""
+    path = _old_run(tmp_path / "orphan", None) / "metrics.csv"
+    m = R.read_metrics(path)
+    assert m["latency_p50_ms"].tolist()[1:] == [2.5, 3.5]
+    assert m["inference_ms"].tolist()[1:] == [0.8, 1.2]
+    assert _all_nan(m["action_latency_p50_ms"]) and m.attrs["old_columns"] == {}
+    # ...and the caller who knows it can say so
+    m = R.read_metrics(path, "seed")
+    assert m["action_latency_p50_ms"].tolist()[1:] == [2.5, 3.5]
+
+
+def test_an_old_compare_table_is_converted_row_by_row(tmp_path):
+    d = tmp_path / "cmp"
+    d.mkdir()
+    (d / "compare.csv").write_text(
+        OLD_COMPARE_HEADER + "\n"
+        "seed-1,seed,0,True,5,30,900,,16,1.5,4.0,12.0,,0.9,0.9,500,1000,40,x\n"
+        "impala-1,impala,0,True,9,30,1200,,16,0.7,0.8,1.1,2.0,1.0,1.0,600,2000,40,y\n"
+        "seed-2,seed,0,True,5,30,950,,16,1.6,4.5,13.0,,0.9,0.9,520,1100,40,z\n")
+    df = R.load_compare(d / "compare.csv").set_index("run")
+    for old in ("latency_p50_ms", "latency_p99_ms", "inference_ms"):
+        assert old not in df.columns
+    assert df.loc["seed-1", "action_latency_p50_ms"] == 4.0
+    assert df.loc["seed-2", "action_latency_p99_ms"] == 13.0
+    assert df.loc["seed-2", "learner_inference_ms"] == 1.6
+    assert np.isnan(df.loc["impala-1", "action_latency_p50_ms"])
+    assert df.loc["impala-1", "actor_inference_p50_ms"] == 0.8
+    assert df.loc["impala-1", "actor_inference_ms"] == 0.7
+    assert np.isnan(df.loc["seed-1", "actor_inference_ms"])
+    assert np.isnan(df.loc["impala-1", "learner_inference_ms"])
+
+
+def test_no_column_written_today_has_an_old_name():
+    from seed.bench.compare import COLUMNS
+    assert set(R.OLD_COLUMNS).isdisjoint(METRICS_COLUMNS + LEARNING_COLUMNS + COLUMNS)
+
+
+def _raw_column(path: Path, name: str) -> list[float]:
+    with open(path, newline="") as f:
+        rows = list(csv.reader(f))
+    j = [h.strip() for h in rows[0]].index(name)
+    return [float(r[j]) if r[j].strip() else float("nan") for r in rows[1:] if r]
+
+
+def test_committed_runs_and_compares_load_with_their_old_columns_converted():
+    runs, skipped = R.load_runs(REPO_RESULTS)
+    assert runs
+    # Two committed serve runs kept only their metrics (no episodes.csv): those still read.
+    for d, reason in skipped:
+        assert reason.endswith("episodes.csv: missing"), reason
+        assert "latency_p50_ms" not in R.read_metrics(d / R.METRICS).columns
+    old = 0
+    for run in runs:
+        path = run.path / R.METRICS
+        with open(path, newline="") as f:
+            header = next(csv.reader(f))
+        if "latency_p50_ms" not in header:
+            continue
+        old += 1
+        raw = _raw_column(path, "latency_p50_ms")
+        assert "latency_p50_ms" not in run.metrics.columns, run.label
+        new = "action_latency_p50_ms" if run.architecture == "seed" else "actor_inference_p50_ms"
+        np.testing.assert_array_equal(run.metrics[new].to_numpy(), raw, err_msg=run.label)
+        if run.architecture == "impala":
+            assert _all_nan(run.metrics["action_latency_p50_ms"]), run.label
+    assert old > 0
+    files = R.find_compare_files(REPO_RESULTS)
+    assert files
+    for path in files:
+        df = R.load_compare(path, REPO_RESULTS)
+        raw = pd.read_csv(path)
+        if "latency_p50_ms" not in raw.columns:
+            continue
+        assert "latency_p50_ms" not in df.columns, path
+        seed_rows = (raw["arch"] == "seed").to_numpy()
+        np.testing.assert_array_equal(df["action_latency_p50_ms"].to_numpy()[seed_rows],
+                                      raw["latency_p50_ms"].to_numpy()[seed_rows])
+        assert _all_nan(df["action_latency_p50_ms"][~seed_rows])
