@@ -39,7 +39,7 @@ help:  ## list the targets
 	@echo "make profile-<benchmark>  py-spy flame graph of the SEED learner in serve mode (SECONDS=60)"
 	@echo "make plots                execute notebooks/ on results/, PNGs to results/plots/"
 	@echo "make report               results/REPORT.md and its figures, from the committed runs"
-	@echo "make dmlab                build DeepMind Lab if needed, then train dmlab_explore_goal_locations_small"
+	@echo "make dmlab                build DeepMind Lab if needed, then train dmlab_seekavoid_arena_01"
 	@echo "make clean / distclean    remove caches and generated code / also the virtualenv"
 	@echo
 	@echo "benchmarks: $(BENCHMARKS)"
@@ -118,7 +118,7 @@ DMLAB := $(filter dmlab_%,$(BENCHMARKS))
 $(DMLAB) $(addsuffix -impala,$(DMLAB)) $(addprefix compare-,$(DMLAB)) \
     $(addprefix roofline-,$(DMLAB)) $(addprefix sweep-,$(DMLAB)) $(addprefix profile-,$(DMLAB)): dmlab-setup
 
-dmlab: dmlab_explore_goal_locations_small
+dmlab: dmlab_seekavoid_arena_01
 
 plots: setup
 	$(PY) scripts/run_notebooks.py --results results --out results/plots
