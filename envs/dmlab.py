@@ -37,7 +37,6 @@ import re
 import shutil
 import sys
 import tempfile
-
 from pathlib import Path
 
 import numpy as np
@@ -125,6 +124,7 @@ upstream's git (or an archive or directory of it, DMLAB_SOURCE=...):
 
 Check with:  {python} -m envs.dmlab --check"""
 
+
 class DeepMindLabMissingError(ImportError):
     """``deepmind_lab`` cannot be imported; the message says how to install it."""
 
@@ -204,11 +204,13 @@ def _names(path: str) -> tuple[str, ...]:
 
 
 def absent_assets(level: str, module=None) -> list[str]:
-    """The files absent from the engine's source that ``level``'s scripts name."""
+    """The files absent from the engine's source that ``level``'s scripts name;
+    UnknownEnvError when the installed engine has no script for ``level``."""
+    sources = level_sources(level, module)  # first: an unknown level fails on any build
     absent = build_info(module)["absent"]
     if not absent:
         return []
-    text = "\n".join(p.read_text(errors="replace") for p in level_sources(level, module))
+    text = "\n".join(p.read_text(errors="replace") for p in sources)
     return [path for path in absent if any(name in text for name in _names(path))]
 
 

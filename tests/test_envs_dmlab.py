@@ -385,3 +385,19 @@ def test_build_info_of_an_engine_this_project_did_not_build(tmp_path):
         {"overlay_hash": "x", "source": "archive a.tar.xz", "commit": "c", "complete": False,
          "absent": ["assets/maps/built/natlab_forage_ltm_dawn.bsp"]}))
     assert dmlab.build_info(Module)["absent"] == ["assets/maps/built/natlab_forage_ltm_dawn.bsp"]
+
+
+def test_an_unknown_level_fails_on_a_complete_build_too(tmp_path):
+    """With nothing absent there is no asset to look for, but the script must still exist."""
+    class Module:
+        @staticmethod
+        def runfiles_path():
+            return str(tmp_path)
+    levels = tmp_path / "baselab" / "game_scripts" / "levels"
+    levels.mkdir(parents=True)
+    (levels / "arena.lua").write_text("return {}\n")
+    (tmp_path / dmlab.BUILD_INFO_FILE).write_text(json.dumps(
+        {"source": "git", "commit": "c", "complete": True, "absent": []}))
+    assert dmlab.check_level("arena", Module) == []
+    with pytest.raises(UnknownEnvError, match="'no_such_level' has no script"):
+        dmlab.check_level("no_such_level", Module)
