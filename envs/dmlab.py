@@ -203,11 +203,12 @@ def _names(path: str) -> tuple[str, ...]:
     return (stem, prefix) if prefix != stem and len(prefix) >= 8 else (stem,)
 
 
-def absent_assets(level: str, module=None) -> list[str]:
+def absent_assets(level: str, module=None, info: dict | None = None) -> list[str]:
     """The files absent from the engine's source that ``level``'s scripts name;
-    UnknownEnvError when the installed engine has no script for ``level``."""
+    UnknownEnvError when the installed engine has no script for ``level``. ``info`` is the
+    engine's :func:`build_info` when the caller already read it."""
     sources = level_sources(level, module)  # first: an unknown level fails on any build
-    absent = build_info(module)["absent"]
+    absent = (info or build_info(module))["absent"]
     if not absent:
         return []
     text = "\n".join(p.read_text(errors="replace") for p in sources)
@@ -220,13 +221,14 @@ def check_level(level: str, module=None) -> list[str]:
 
     A missing map cannot be drawn around: the engine prints "Didn't find map" at reset and ends
     the process, so such a level is refused here, before any engine exists."""
-    absent = absent_assets(level, module)
+    info = build_info(module)
+    absent = absent_assets(level, module, info)
     maps = [p for p in absent if p.startswith("assets/maps/")]
     if maps:
         shown = ", ".join(maps[:3]) + (f" and {len(maps) - 3} more" if len(maps) > 3 else "")
         raise DMLabAssetsMissingError(
             f"DMLab level {level!r} cannot run on this engine: {len(maps)} of the maps it names "
-            f"are absent from the source it was built from ({build_info(module)['source']}): "
+            f"are absent from the source it was built from ({info['source']}): "
             f"{shown}")
     return absent
 
@@ -356,7 +358,8 @@ def make(name: str, **kwargs) -> DMLabEnv:
 def engine_info(name: str) -> dict:
     """For a run's config.json: what the engine was built from (:func:`build_info`) and the
     absent assets that level ``name`` names."""
-    return {**build_info(), "level_absent_assets": absent_assets(level_path(name))}
+    info = build_info()
+    return {**info, "level_absent_assets": absent_assets(level_path(name), info=info)}
 
 
 def _smoke(level: str, steps: int) -> int:
