@@ -208,28 +208,49 @@ class ConfigError(ValueError):
 FIELDS = {f.name: f for f in dataclasses.fields(Config)}
 
 
+def file_values(path: str) -> dict[str, Any]:
+    """The fields a YAML/JSON experiment file sets (plus ``benchmark``, its stem, by default)."""
+    p = Path(path)
+    if not p.exists():
+        raise ConfigError(f"config file {path} does not exist")
+    text = p.read_text()
+    if p.suffix == ".json":
+        values = json.loads(text)
+    else:
+        import yaml
+        values = yaml.safe_load(text) or {}
+        if not isinstance(values, dict):
+            raise ConfigError(f"{path}: expected a mapping of config fields")
+    values.setdefault("benchmark", p.stem)
+    return values
+
+
+def given_values(path: str | None = None, overrides: dict[str, Any] | None = None
+                 ) -> dict[str, Any]:
+    """The fields a user gave: a file's, then overrides (None values skipped)."""
+    values = file_values(path) if path else {}
+    values.update({k: v for k, v in (overrides or {}).items() if v is not None})
+    return values
+
+
 def load(path: str | None = None, overrides: dict[str, Any] | None = None) -> Config:
     """Config from defaults, then a YAML/JSON file, then overrides (None values skipped)."""
-    values: dict[str, Any] = {}
-    if path:
-        p = Path(path)
-        if not p.exists():
-            raise ConfigError(f"config file {path} does not exist")
-        text = p.read_text()
-        if p.suffix == ".json":
-            values.update(json.loads(text))
-        else:
-            import yaml
-            loaded = yaml.safe_load(text) or {}
-            if not isinstance(loaded, dict):
-                raise ConfigError(f"{path}: expected a mapping of config fields")
-            values.update(loaded)
-        values.setdefault("benchmark", p.stem)
-    for k, v in (overrides or {}).items():
-        if v is not None:
-            values[k] = v
+    values = given_values(path, overrides)
     unknown = sorted(set(values) - set(FIELDS))
     if unknown:
         raise ConfigError(f"unknown config field(s): {', '.join(unknown)}")
-    config = Config(**values)
-    return config
+    return Config(**values)
+
+
+def from_saved(values: dict[str, Any]) -> Config:
+    """The Config a run saved as a dict (``config.json``'s ``"config"``, an actor's spec).
+
+    The one way back from a saved dict. Every committed run directory holds only fields
+    Config still has; a field this version does not know is refused by name, not dropped,
+    so that a setting never silently stops applying.
+    """
+    unknown = sorted(set(values) - set(FIELDS))
+    if unknown:
+        raise ConfigError(f"saved config has field(s) this version does not know: "
+                          f"{', '.join(unknown)}")
+    return Config(**values)

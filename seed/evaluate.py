@@ -83,15 +83,14 @@ def cmd_evaluate(args) -> int:
 # --------------------------------------------------------------------------- evaluation
 
 def _load_config(run_dir: Path):
-    from seed.config import FIELDS, Config, ConfigError
+    from seed.config import ConfigError, from_saved
     from seed.results import RunDirError, load_config
     try:
         saved = load_config(run_dir)["config"]
     except RunDirError as e:
         raise EvaluateError(str(e)) from None
-    values = {k: v for k, v in saved.items() if k in FIELDS}
     try:
-        config = Config(**values)
+        config = from_saved(saved)
         config.validate()
     except (TypeError, ConfigError) as e:
         raise EvaluateError(f"{run_dir / 'config.json'}: config does not load ({e})") from None

@@ -63,6 +63,12 @@ def overrides(args) -> dict:
     return out
 
 
+def given_values(args) -> dict:
+    """The config fields the user gave explicitly: ``--config``'s file, flags and ``--set``."""
+    from seed import config as config_lib
+    return config_lib.given_values(args.config, overrides(args))
+
+
 def load_config(args):
     from seed import config as config_lib
     return config_lib.load(args.config, overrides(args))

@@ -218,8 +218,9 @@ def test_learner_on_gpu_node_sends_train_here_to_the_gpu_node(monkeypatch, tmp_p
                         lambda *args: calls.append(args) or {"stopped_by": "budget"})
     config = Config(launcher="ray", learner_on_gpu_node=True, logdir=str(tmp_path / "run"))
     assert run.train(config, resume_dir=None) == {"stopped_by": "budget"}
-    [(sent, resume, train_here, run_dir)] = calls
-    assert sent is config and resume is None and run_dir == str(tmp_path / "run")
+    [(sent, resume, given, train_here, run_dir)] = calls
+    assert sent is config and resume is None and given is None
+    assert run_dir == str(tmp_path / "run")
     assert train_here is run.train_here  # the run in that process, not train() again
     if HAVE_RAY:  # it travels by reference: Ray's worker imports seed.runtime.run itself
         from ray import cloudpickle
@@ -235,7 +236,8 @@ def local_ray():
     if not ray.is_initialized():
         # Two CPUs for two actors, one more and a declared (not real) GPU for the
         # learner-on-a-GPU-node test; Ray only counts these, TensorFlow sees no GPU.
-        ray.init(num_cpus=3, num_gpus=1, include_dashboard=False, log_to_driver=False,
+        # address="local": a cluster of its own, never one already running on this machine.
+        ray.init(address="local", num_cpus=3, num_gpus=1, include_dashboard=False, log_to_driver=False,
                  object_store_memory=100 * 1024 * 1024)
     yield ray
     ray.shutdown()

@@ -197,7 +197,8 @@ def test_sigterm_stops_cleanly_and_resume_continues_counters(tmp_path):
     assert counters["learner_steps"] == summary["learner_steps"] > 0
 
     target = counters["env_steps"] + 3000
-    seed_cli("train", "--resume", str(run_dir), "--frames", str(target), "--no-progress")
+    proc = seed_cli("train", "--resume", str(run_dir), "--frames", str(target), "--no-progress")
+    assert f"resume: frames 1000000 -> {target} (given explicitly)" in proc.stderr
     after = list(csv.DictReader((run_dir / "metrics.csv").open()))
     assert len(after) > len(before)
     new = after[len(before):]

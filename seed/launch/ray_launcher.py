@@ -29,7 +29,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from seed.config import Config, ConfigError
+from seed.config import Config, ConfigError, from_saved
 from seed.launch.base import Launcher
 from seed.transport.channel import normalize_server_address
 
@@ -281,7 +281,7 @@ def _first_line(e: BaseException) -> str:
 
 # What runs the learner in a process: seed.runtime.run.train_here, handed in by its caller
 # (run.py imports this module, so this module never imports run.py back).
-TrainHere = Callable[[Config, str | None], dict]
+TrainHere = Callable[[Config, str | None, dict | None], dict]
 
 
 class LearnerHost:
@@ -293,11 +293,11 @@ class LearnerHost:
         setup_logging()
 
     def train(self, train_here: TrainHere, config_values: dict,
-              resume_dir: str | None) -> dict:
+              resume_dir: str | None, given: dict | None) -> dict:
         import socket
 
         import ray
-        summary = train_here(Config(**config_values), resume_dir)
+        summary = train_here(from_saved(config_values), resume_dir, given)
         summary["learner_host"] = {
             "hostname": socket.gethostname(), "pid": os.getpid(),
             "node_ip": ray.util.get_node_ip_address(),
@@ -333,9 +333,11 @@ def learner_placement(ray, config: Config) -> dict:
         f"{', '.join(sorted(set(gpu_nodes)))}); keep that port within the cluster network")
 
 
-def train_on_gpu_node(config: Config, resume_dir: str | None, train_here: TrainHere,
+def train_on_gpu_node(config: Config, resume_dir: str | None, given: dict | None,
+                      train_here: TrainHere,
                       run_dir: str | Path) -> dict:
-    """Run ``train_here(config, resume_dir)`` in a Ray actor with one GPU; returns its summary.
+    """Run ``train_here(config, resume_dir, given)`` in a Ray actor with one GPU; returns its
+    summary.
 
     ``train_here`` travels to that node by reference (a module-level function of
     an importable module). The run directory ``run_dir`` is written on that node
@@ -349,11 +351,13 @@ def train_on_gpu_node(config: Config, resume_dir: str | None, train_here: TrainH
         values["progress"] = False  # its terminal is a Ray log file
         values["logdir"] = os.path.abspath(run_dir)
         resume = os.path.abspath(resume_dir) if resume_dir else None
+        if resume:  # a resumed run takes its saved config with what was given: add this
+            given = {**(given or {}), "progress": False}
         host = ray.remote(LearnerHost).options(
             name=f"seed-{Path(values['logdir']).name}-{os.getpid()}-learner",
             namespace="seed",
             max_restarts=0, **options).remote()
-        ref = host.train.remote(train_here, values, resume)
+        ref = host.train.remote(train_here, values, resume, given)
         log.info("learner running as a Ray actor with %s; results in %s on that node",
                  options, values["logdir"])
         try:

@@ -84,7 +84,7 @@ def fetch_spec(address: str, actor_id: int, wait_s: float = 60.0, security=None)
 def spec_config(spec):
     from seed import config as config_lib
     values = json.loads(spec.config_json)
-    return config_lib.Config(**{k: v for k, v in values.items() if k in config_lib.FIELDS})
+    return config_lib.from_saved(values)
 
 
 def run_with_reconnect(loop_once, actor_id: int, what: str) -> int:

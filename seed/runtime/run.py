@@ -16,6 +16,7 @@ made of these parts, in the order they act:
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import math
@@ -28,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 import envs
-from seed.config import Config, ConfigError
+from seed.config import FIELDS, Config, ConfigError, from_saved
 from seed.launch.base import Launcher
 from seed.metrics.machine import learner_device, machine_facts
 from seed.metrics.writer import MetricsWriter
@@ -125,28 +126,40 @@ class _Interval:
         return row
 
 
-def prepare_run_dir(config: Config, resume_dir: str | None):
-    """(config, run_dir, counters, agent_state) for a new or resumed run."""
+def resumed_config(run_dir: Path, given: dict) -> tuple[Config, dict]:
+    """The saved run's config with every field in ``given`` (what the user asked for
+    explicitly) set as given; returns it with ``{field: (saved, given)}`` of what changed."""
+    cfg_path = run_dir / "config.json"
+    if not cfg_path.exists():
+        raise ConfigError(f"cannot resume {run_dir}: no config.json there "
+                          "(not a run directory, or the run never started)")
+    try:
+        saved = json.loads(cfg_path.read_text())["config"]
+    except (ValueError, KeyError) as e:
+        raise ConfigError(f"cannot resume {run_dir}: config.json is damaged ({e})") from e
+    unknown = sorted(set(given) - set(FIELDS))
+    if unknown:
+        raise ConfigError(f"unknown config field(s): {', '.join(unknown)}")
+    config = from_saved(saved)
+    values = config.to_json()
+    changed = {k: (values[k], v) for k, v in given.items() if k != "logdir" and values[k] != v}
+    config = dataclasses.replace(config, **{k: v for k, (_, v) in changed.items()},
+                                 logdir=str(run_dir))
+    return config, changed
+
+
+def prepare_run_dir(config: Config, resume_dir: str | None, given: dict | None = None):
+    """(config, run_dir, counters, agent_state) for a new or resumed run.
+
+    A resumed run takes its saved config, with each field in ``given`` (the fields the user
+    gave explicitly, e.g. a longer ``frames`` budget) set as given; ``config`` is then unused.
+    """
     if resume_dir:
         run_dir = Path(resume_dir)
-        cfg_path = run_dir / "config.json"
-        if not cfg_path.exists():
-            raise ConfigError(f"cannot resume {run_dir}: no config.json there "
-                              "(not a run directory, or the run never started)")
-        try:
-            saved = json.loads(cfg_path.read_text())["config"]
-        except (ValueError, KeyError) as e:
-            raise ConfigError(f"cannot resume {run_dir}: config.json is damaged ({e})") from e
+        config, changed = resumed_config(run_dir, given or {})
         agent_state, counters = checkpoint.load(run_dir)
-        from seed.config import FIELDS
-        values = {k: v for k, v in saved.items() if k in FIELDS}
-        # The budget may be extended on resume; everything else is the saved run's.
-        for k in ("frames", "seconds", "progress", "server", "launcher", "ray_address",
-                  "auth_token_file", "tls_cert_file", "tls_key_file", "tls_ca_file"):
-            values[k] = getattr(config, k) if getattr(config, k) != getattr(Config(), k) \
-                else values.get(k, getattr(Config(), k))
-        values["logdir"] = str(run_dir)
-        config = Config(**values)
+        for field, (before, after) in changed.items():
+            log.info("resume: %s %r -> %r (given explicitly)", field, before, after)
         return config, run_dir, counters, agent_state
     run_dir = Path(config.logdir) if config.logdir else default_run_dir(config)
     if (run_dir / "checkpoint.npz").exists():
@@ -157,8 +170,11 @@ def prepare_run_dir(config: Config, resume_dir: str | None):
     return config, run_dir, {}, None
 
 
-def train(config: Config, resume_dir: str | None = None) -> dict:
+def train(config: Config, resume_dir: str | None = None, given: dict | None = None) -> dict:
     """Run to the budget; returns a summary dict (also written to summary.json).
+
+    With ``resume_dir`` the saved run goes on under its saved config, with each field in
+    ``given`` (the fields the user gave explicitly) set as given (:func:`prepare_run_dir`).
 
     The learner runs in this process, or with ``learner_on_gpu_node`` in a Ray
     actor on a GPU node of the cluster, which runs :func:`train_here` there.
@@ -168,12 +184,13 @@ def train(config: Config, resume_dir: str | None = None) -> dict:
         from seed.launch import ray_launcher
         if config.launcher != "ray":
             raise ConfigError("learner_on_gpu_node needs --launcher ray")
-        return ray_launcher.train_on_gpu_node(config, resume_dir, train_here,
+        return ray_launcher.train_on_gpu_node(config, resume_dir, given, train_here,
                                               config.logdir or default_run_dir(config))
-    return train_here(config, resume_dir)
+    return train_here(config, resume_dir, given)
 
 
-def train_here(config: Config, resume_dir: str | None = None) -> dict:
+def train_here(config: Config, resume_dir: str | None = None,
+               given: dict | None = None) -> dict:
     """The run with its learner in this process (``config`` validated by :func:`train`).
 
     It ends at the budget, on SIGINT/SIGTERM, or when the learner or an actor
@@ -181,7 +198,9 @@ def train_here(config: Config, resume_dir: str | None = None) -> dict:
     logs a last row and checkpoints. The summary is written in every case; a
     failure is raised after it.
     """
-    config, run_dir, counters, agent_state = prepare_run_dir(config, resume_dir)
+    config, run_dir, counters, agent_state = prepare_run_dir(config, resume_dir, given)
+    if resume_dir:
+        config.validate()  # the saved config with what was given
     core, device = _learner_core(config, run_dir, counters, agent_state)
     learner = _Learner(config, core, run_dir)
     record = _RunRecord(config, core, learner.service, run_dir, counters)
