@@ -1,5 +1,5 @@
 """seed compare / seed roofline / the network-size sweep: schema and rules, not speed.
-(The steady-state rule they measure by is tested in test_results.py.)"""
+(The steady-state rule they measure by is tested in test_results_steady.py.)"""
 
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ wall-clock budget and a frame budget too large to matter. Budget (``--budget``):
 
 * ``steady`` (default): every run gets ``seconds`` of *steady state*. Compare
   watches the run's ``metrics.csv`` and stops the run (SIGTERM: a clean stop)
-  once the steady window (the rule is in :mod:`seed.results`) spans ``seconds``; the
+  once the steady window (the rule is in :mod:`seed.results.steady`) spans ``seconds``; the
   run's own ``config.seconds`` is ``seconds + warmup_cap_s``, a backstop for a run
   that never warms up. Warm-up differs a lot between the architectures (an IMPALA
   actor imports TensorFlow and builds the model before its first step, and the
@@ -21,7 +21,7 @@ config is resolved once (defaults, ``--config``, flags) and written to
 ``--arch``. SEED runs twice, first and last, so drift on a shared machine shows.
 
 For every run: steady-state figures from its ``metrics.csv`` (the rule is in
-:mod:`seed.results`) and the CPU use of its whole process tree over the same
+:mod:`seed.results.steady`) and the CPU use of its whole process tree over the same
 window (:mod:`seed.bench.procmon`). Results: a printed table, ``DIR/compare.csv``
 (one row per run) and ``DIR/compare.json`` (rows, ratio, command line, machine
 facts, mode, seconds, config, and the roofline fractions when
@@ -43,13 +43,9 @@ from pathlib import Path
 
 from seed.bench.procmon import TreeCPUMonitor, usable_cores
 from seed.config import Config, ConfigError
-from seed.results import (
-    STEADY_STEP_WEIGHTED,
-    ResultsError,
-    read_metrics,
-    steady_state,
-    warmup_index,
-)
+from seed.results.files import ResultsError
+from seed.results.run_dirs import read_metrics
+from seed.results.steady import STEADY_STEP_WEIGHTED, steady_state, warmup_index
 
 # One run per entry, in this order: SEED first and last brackets IMPALA in time.
 SCHEDULE = (("seed", 1), ("impala", 1), ("seed", 2))
@@ -372,7 +368,7 @@ def run_compare(config: Config, mode: str, seconds: float, out_dir: Path,
         "cores": cores, "machine": machine_facts(), "config": values,
         "steady_state_rule": "rows after the first row with env_frames > 0"
                              + (" and learner_steps > 0" if mode == "train" else "")
-                             + " (see seed/results.py, steady_state)",
+                             + " (see seed/results/steady.py, steady_state)",
         "runs": rows, **summary, "roofline": roof,
     }
     write_csv(out_dir / "compare.csv", rows, COLUMNS)
