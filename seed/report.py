@@ -39,7 +39,6 @@ from seed.results.run_dirs import (
     Run,
     is_training_run,
     learning_settings,
-    load_config,
     load_runs,
     training_episodes,
 )
@@ -213,20 +212,15 @@ def _references_section(refs: dict) -> list[str]:
                        e.get("source", "")] for e in entries]) + [""])
 
 
-def _machines(runs: list[Run], compares: list[pd.DataFrame]) -> list[str]:
+def _machines(runs: list[Run], compares: list[pd.DataFrame], all_runs: list[Run]) -> list[str]:
+    """The machines of a benchmark's training runs and of its compares' runs (among
+    ``all_runs``, every run loaded), each once, in that order."""
+    compare_dirs = {Path(df["compare_dir"].iloc[0]) for df in compares}
     seen = []
-    for run in runs:
+    for run in runs + [r for r in all_runs if r.path.parent in compare_dirs]:
         text = machine_text(run.machine)
         if text not in seen:
             seen.append(text)
-    for df in compares:
-        for d in sorted(Path(df["compare_dir"].iloc[0]).glob("*/config.json")):
-            try:
-                text = machine_text(load_config(d.parent).get("machine") or {})
-            except ResultsError:
-                continue
-            if text not in seen:
-                seen.append(text)
     return [f"- {m}" for m in seen] or ["- not recorded"]
 
 
@@ -268,7 +262,7 @@ def build(root, out) -> list[str]:
     for bench in sorted(by_bench):
         bench_runs, bench_compares = by_bench[bench]
         bench_refs = refs.get(bench) or {}
-        lines += [f"## {bench}", "", "Machines:"] + _machines(bench_runs, bench_compares)
+        lines += [f"## {bench}", "", "Machines:"] + _machines(bench_runs, bench_compares, runs)
         lines += [f"- {c}" for c in sorted(caveats.get(bench, ()))] + [""]
         if bench_runs:
             lines += _learning_section(bench, bench_runs, bench_refs, root, out.parent)
