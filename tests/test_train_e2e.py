@@ -210,6 +210,21 @@ def test_sigterm_stops_cleanly_and_resume_continues_counters(tmp_path):
     assert json.loads((run_dir / "config.json").read_text())["config"]["frames"] == target
 
 
+def test_resume_reads_config_json_through_seed_results(tmp_path):
+    from seed.config import Config, ConfigError
+    from seed.runtime.run import prepare_run_dir
+    with pytest.raises(ConfigError) as e:
+        prepare_run_dir(Config(), str(tmp_path))
+    assert str(e.value) == (f"cannot resume {tmp_path}: {tmp_path}/config.json: missing (not a "
+                            "run directory, or the run never started)")
+    (tmp_path / "config.json").write_text('{"config": ')
+    with pytest.raises(ConfigError, match=r"config.json: not valid JSON"):
+        prepare_run_dir(Config(), str(tmp_path))
+    (tmp_path / "config.json").write_text('{"env": "toy:catch"}')
+    with pytest.raises(ConfigError, match=r"config.json: has no 'config' mapping"):
+        prepare_run_dir(Config(), str(tmp_path))
+
+
 def test_resume_of_a_dir_without_a_checkpoint_is_one_clear_line(tmp_path):
     (tmp_path / "config.json").write_text(json.dumps({"config": {"env": "toy:catch"}}))
     proc = seed_cli("train", "--resume", str(tmp_path), check=False, timeout=120)

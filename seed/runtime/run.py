@@ -129,14 +129,12 @@ def prepare_run_dir(config: Config, resume_dir: str | None):
     """(config, run_dir, counters, agent_state) for a new or resumed run."""
     if resume_dir:
         run_dir = Path(resume_dir)
-        cfg_path = run_dir / "config.json"
-        if not cfg_path.exists():
-            raise ConfigError(f"cannot resume {run_dir}: no config.json there "
-                              "(not a run directory, or the run never started)")
+        from seed.results.files import RunDirError
+        from seed.results.run_dirs import load_config
         try:
-            saved = json.loads(cfg_path.read_text())["config"]
-        except (ValueError, KeyError) as e:
-            raise ConfigError(f"cannot resume {run_dir}: config.json is damaged ({e})") from e
+            saved = load_config(run_dir)["config"]
+        except RunDirError as e:  # missing (not a run directory), or damaged
+            raise ConfigError(f"cannot resume {run_dir}: {e}") from None
         agent_state, counters = checkpoint.load(run_dir)
         from seed.config import FIELDS
         values = {k: v for k, v in saved.items() if k in FIELDS}
