@@ -49,7 +49,8 @@ def _check_jupyter() -> None:
 
 def _check_results(results: Path) -> int:
     sys.path.insert(0, str(REPO))
-    from seed.results import ResultsError, find_runs
+    from seed.results.files import ResultsError
+    from seed.results.run_dirs import find_runs
     try:
         runs = find_runs(results, include_partial=True)
     except ResultsError as e:

@@ -84,7 +84,8 @@ def cmd_evaluate(args) -> int:
 
 def _load_config(run_dir: Path):
     from seed.config import ConfigError, from_saved
-    from seed.results import RunDirError, load_config
+    from seed.results.files import RunDirError
+    from seed.results.run_dirs import load_config
     try:
         saved = load_config(run_dir)["config"]
     except RunDirError as e:

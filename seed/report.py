@@ -27,7 +27,22 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from seed import results as R
+from seed.results.bench import (
+    find_compare_files,
+    load_all,
+    load_compare,
+    load_compare_json,
+)
+from seed.results.curves import final_return, first_reaching
+from seed.results.files import ResultsError, check_root
+from seed.results.run_dirs import (
+    Run,
+    is_training_run,
+    learning_settings,
+    load_runs,
+    training_episodes,
+)
+from seed.results.tables import compare_ratios
 
 REFERENCES = "references.yaml"
 FIGURES = "report"  # folder beside REPORT.md
@@ -105,27 +120,27 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
 
 # --------------------------------------------------------------------------- sections
 
-def run_status(run: R.Run) -> str:
+def run_status(run: Run) -> str:
     if run.summary is None:
         return "not finished (no summary.json): in progress or stopped"
     return f"finished (stopped by {run.summary.get('stopped_by', '?')})"
 
 
-def threshold_rows(runs: list[R.Run], thresholds: list[float],
+def threshold_rows(runs: list[Run], thresholds: list[float],
                    window: int = WINDOW) -> list[list[str]]:
     """One row per architecture and learning setting: per threshold, frames and wall time to
     a ``window``-episode mean of training returns reaching it, median (min-max) over the
     runs that reached it, and how many did."""
     groups: dict = {}
     for run in runs:
-        groups.setdefault((run.architecture, R.learning_settings(run.config)), []).append(run)
+        groups.setdefault((run.architecture, learning_settings(run.config)), []).append(run)
     rows = []
     for n, ((arch, _), members) in enumerate(sorted(groups.items(), key=lambda kv: kv[0])):
         name = arch if sum(k[0] == arch for k in groups) == 1 else \
             f"{arch} ({', '.join(r.run_id for r in members)})"
         row = [name, str(len(members))]
         for t in thresholds:
-            hits = [R.first_reaching(R.training_episodes(r.episodes), t, window)
+            hits = [first_reaching(training_episodes(r.episodes), t, window)
                     for r in members]
             reached = [h for h in hits if h is not None]
             row.append(f"{_span([h['env_frames'] for h in reached], lambda v: _frames(v))}; "
@@ -135,7 +150,7 @@ def threshold_rows(runs: list[R.Run], thresholds: list[float],
     return rows
 
 
-def _learning_section(bench: str, runs: list[R.Run], refs: dict, root: Path,
+def _learning_section(bench: str, runs: list[Run], refs: dict, root: Path,
                       out_dir: Path) -> list[str]:
     """Run paths are written relative to the results root, figure links to the report."""
     from seed.plots import PlotError, file_name, save
@@ -152,7 +167,7 @@ def _learning_section(bench: str, runs: list[R.Run], refs: dict, root: Path,
                   [[_rel(r.path, root), r.architecture, _num(r.seed, "d"),
                     _frames(int(r.metrics["env_frames"].max())),
                     f"{float(r.metrics['wall_time'].max()):,.0f} s", str(len(r.episodes)),
-                    _num(R.final_return(R.training_episodes(r.episodes)), ".2f"), run_status(r)]
+                    _num(final_return(training_episodes(r.episodes)), ".2f"), run_status(r)]
                    for r in runs])
     thresholds, window = refs.get("thresholds") or [], int(refs.get("window", WINDOW))
     if thresholds:
@@ -165,10 +180,10 @@ def _learning_section(bench: str, runs: list[R.Run], refs: dict, root: Path,
 
 
 def _throughput_section(compares: list[pd.DataFrame], root: Path) -> list[str]:
-    ratios = R.compare_ratios(compares)
+    ratios = compare_ratios(compares)
     shares = {}
     for df in compares:
-        roof = R.load_compare_json(Path(df["compare_dir"].iloc[0]) / "compare.json").get(
+        roof = load_compare_json(Path(df["compare_dir"].iloc[0]) / "compare.json").get(
             "roofline") or {}
         shares[df["compare_dir"].iloc[0]] = roof
     rows = []
@@ -197,20 +212,15 @@ def _references_section(refs: dict) -> list[str]:
                        e.get("source", "")] for e in entries]) + [""])
 
 
-def _machines(runs: list[R.Run], compares: list[pd.DataFrame]) -> list[str]:
+def _machines(runs: list[Run], compares: list[pd.DataFrame], all_runs: list[Run]) -> list[str]:
+    """The machines of a benchmark's training runs and of its compares' runs (among
+    ``all_runs``, every run loaded), each once, in that order."""
+    compare_dirs = {Path(df["compare_dir"].iloc[0]) for df in compares}
     seen = []
-    for run in runs:
+    for run in runs + [r for r in all_runs if r.path.parent in compare_dirs]:
         text = machine_text(run.machine)
         if text not in seen:
             seen.append(text)
-    for df in compares:
-        for d in sorted(Path(df["compare_dir"].iloc[0]).glob("*/config.json")):
-            try:
-                text = machine_text(R.load_config(d.parent).get("machine") or {})
-            except R.ResultsError:
-                continue
-            if text not in seen:
-                seen.append(text)
     return [f"- {m}" for m in seen] or ["- not recorded"]
 
 
@@ -220,16 +230,16 @@ def build(root, out) -> list[str]:
     """Write the report for results root ``root`` to ``out`` (figures into the folder
     :data:`FIGURES` beside it); return the problems found, one line each."""
     root, out = Path(root), Path(out)
-    R._check_root(root)
+    check_root(root)
     refs = load_references(root)
-    runs, skipped = R.load_runs(root)
-    compares, bad_files = R.load_all(root, R.find_compare_files, lambda p: R.load_compare(p, root))
+    runs, skipped = load_runs(root)
+    compares, bad_files = load_all(root, find_compare_files, lambda p: load_compare(p, root))
     # The readers' reasons name files by the path they were given: make them relative to the
     # root, so the report reads the same wherever it is built from.
     problems = [f"{_rel(path, root)}: {why.replace(str(root) + os.sep, '')}"
                 for path, why in skipped + bad_files]
 
-    training = [r for r in runs if R.is_training_run(r)]
+    training = [r for r in runs if is_training_run(r)]
     caveats: dict = {}  # from every run, compares' too: they ran on the same engine builds
     for r in runs:
         if r.engine_caveat:
@@ -252,7 +262,7 @@ def build(root, out) -> list[str]:
     for bench in sorted(by_bench):
         bench_runs, bench_compares = by_bench[bench]
         bench_refs = refs.get(bench) or {}
-        lines += [f"## {bench}", "", "Machines:"] + _machines(bench_runs, bench_compares)
+        lines += [f"## {bench}", "", "Machines:"] + _machines(bench_runs, bench_compares, runs)
         lines += [f"- {c}" for c in sorted(caveats.get(bench, ()))] + [""]
         if bench_runs:
             lines += _learning_section(bench, bench_runs, bench_refs, root, out.parent)
@@ -272,7 +282,7 @@ def main(argv=None) -> int:
     out = Path(args.out) if args.out else Path(args.results) / "REPORT.md"
     try:
         problems = build(args.results, out)
-    except (R.ResultsError, ReportError) as e:
+    except (ResultsError, ReportError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
     for line in problems:

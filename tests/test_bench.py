@@ -1,5 +1,5 @@
 """seed compare / seed roofline / the network-size sweep: schema and rules, not speed.
-(The steady-state rule they measure by is tested in test_results.py.)"""
+(The steady-state rule they measure by is tested in test_results_steady.py.)"""
 
 from __future__ import annotations
 
@@ -120,14 +120,14 @@ def test_roofline_json_and_ceiling_formula(tmp_path):
     assert "the agent's step runs at 0.50 x its speed" in roofline.format_roofline(r)
     # compare reads it: fractions of the ceiling per architecture
     summary = {"seed_fps_mean": ceil["seed_serve"] / 2, "impala_fps": ceil["impala_serve"] / 4}
-    frac = compare.roofline_fractions(path, "serve", summary, cfg.to_json())
+    frac = compare.ceiling_fractions(path, "serve", summary, cfg.to_json())
     assert frac["seed_fraction"] == pytest.approx(0.5)
     assert frac["impala_fraction"] == pytest.approx(0.25)
     assert frac["mismatched"] == []
     same = dict(cfg.to_json(), network_kwargs={"hidden_sizes": [64, 64]})  # the default
-    assert compare.roofline_fractions(path, "serve", summary, same)["mismatched"] == []
+    assert compare.ceiling_fractions(path, "serve", summary, same)["mismatched"] == []
     other = dict(cfg.to_json(), network_kwargs={"hidden_sizes": [512, 512]})
-    assert compare.roofline_fractions(path, "serve", summary, other)["mismatched"] == \
+    assert compare.ceiling_fractions(path, "serve", summary, other)["mismatched"] == \
         ["network_kwargs"]
     # SEED's steps in turn: inference of the batch of all 4 envs, both actors' 2 steps
     # (one process per core at most), the data path's cycle
@@ -143,10 +143,25 @@ def test_roofline_json_and_ceiling_formula(tmp_path):
     assert "its bound with simulation, inference and data path in turn" in \
         compare.format_table([], dict(summary, fps_ratio=None, seed_drift=None), frac, "serve")
     # it bounds that schedule's serve runs only
-    assert "seed_lockstep_fraction" not in compare.roofline_fractions(
+    assert "seed_lockstep_fraction" not in compare.ceiling_fractions(
         path, "train", summary, cfg.to_json())
-    assert "seed_lockstep_fraction" not in compare.roofline_fractions(
+    assert "seed_lockstep_fraction" not in compare.ceiling_fractions(
         path, "serve", summary, dict(cfg.to_json(), actor_splits=2))
+
+
+def test_ceiling_fractions_without_or_with_a_damaged_roofline(tmp_path):
+    summary = {"seed_fps_mean": 100.0, "impala_fps": 50.0}
+    config = Config(env="toy:catch", network="mlp").to_json()
+    path = tmp_path / "roofline" / "toy_catch_mlp.json"
+    assert compare.ceiling_fractions(path, "serve", summary, config) is None
+    path.parent.mkdir()
+    path.write_text('{"env": "toy:catch"}')  # read through seed.results: its one-line reason
+    assert compare.ceiling_fractions(path, "serve", summary, config) == {
+        "path": str(path),
+        "error": f"{path}: has no 'ceilings' mapping (not written by seed roofline)"}
+    path.write_text('{"ceilings": ')
+    assert compare.ceiling_fractions(path, "serve", summary, config)["error"].startswith(
+        f"{path}: not valid JSON")
 
 
 def test_lockstep_serve_bound_by_hand():

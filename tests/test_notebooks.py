@@ -9,8 +9,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-
-from test_results import BENCH, _damage, make_run, make_tree
+from results_tree import BENCH, damage, make_run, make_tree
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "scripts"))
@@ -41,16 +40,16 @@ def test_committed_notebooks_are_output_free_and_only_call_the_plots_module(name
         assert cell.outputs == [] and cell.execution_count is None
         lines = cell.source.splitlines()
         assert len(lines) <= MAX_CELL_LINES, f"{name}: a cell of {len(lines)} lines: " \
-            "figures belong in seed/plots, data in seed/results.py"
+            "figures belong in seed/plots, data in seed/results/"
         assert "matplotlib" not in cell.source and ".plot(" not in cell.source
 
 
 def test_notebooks_plot_a_full_tree_and_report_skipped_runs(tmp_path):
     root = make_tree(tmp_path / "results")
     bad = make_run(root / BENCH / "seed" / "crashed", "seed", 7, 100.0)
-    _damage(bad, "truncated_row")
+    damage(bad, "truncated_row")
     nocfg = make_run(root / BENCH / "impala" / "lost", "impala", 8, 100.0)
-    _damage(nocfg, "no_config")
+    damage(nocfg, "no_config")
     plots = tmp_path / "plots"
     lines = []
     pngs = run_notebooks.run_notebooks(root, plots, echo=lines.append)

@@ -8,13 +8,13 @@ from dataclasses import replace
 
 import pandas as pd
 import pytest
+from results_tree import BENCH, make_compare, make_run, make_tree
 
-from seed import results as R
 from seed.plots import PlotError, frames_label, save
 from seed.plots import compare as C
 from seed.plots import learning as L
 from seed.plots import throughput as T
-from test_results import BENCH, make_compare, make_run, make_tree
+from seed.results import bench, run_dirs, tables
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -36,7 +36,7 @@ def tree(tmp_path):
 
 
 def test_reward_figure_per_architecture_with_mean_and_band(tree, tmp_path):
-    runs, _ = R.load_runs(tree)
+    runs, _ = run_dirs.load_runs(tree)
     fig = L.reward_figure(runs, title=BENCH)
     frames_ax, wall_ax = fig.axes
     assert frames_ax.get_title() == f"{BENCH}: return against env frames"
@@ -55,15 +55,15 @@ def test_reward_figure_averages_only_runs_of_one_setting(tmp_path):
     data = json.loads(path.read_text())
     data["config"]["batch_size"] = 4
     path.write_text(json.dumps(data))
-    runs = [R.load_run(d) for d in dirs]
-    assert R.learning_settings(runs[0].config) == R.learning_settings(runs[1].config)
-    assert R.learning_settings(runs[0].config) != R.learning_settings(runs[2].config)
+    runs = [run_dirs.load_run(d) for d in dirs]
+    assert run_dirs.learning_settings(runs[0].config) == run_dirs.learning_settings(runs[1].config)
+    assert run_dirs.learning_settings(runs[0].config) != run_dirs.learning_settings(runs[2].config)
     labels = [t.get_text() for t in L.reward_figure(runs).axes[0].get_legend().get_texts()]
     assert labels == ["seed seed-0, seed-1 (median of 2 runs, seeds 0, 1)", "seed seed-2 (1 run)"]
 
 
 def test_reward_figure_dashes_evaluation_envs_and_needs_episodes(tmp_path):
-    run = R.load_run(make_run(tmp_path / "r", "seed", 0, 100.0, eval_env=5))
+    run = run_dirs.load_run(make_run(tmp_path / "r", "seed", 0, 100.0, eval_env=5))
     ax = L.reward_figure([run]).axes[0]
     assert [line.get_linestyle() for line in ax.lines] == ["-", "--"]
     empty = replace(run, episodes=run.episodes.iloc[:0])
@@ -75,8 +75,8 @@ def test_reward_figure_dashes_evaluation_envs_and_needs_episodes(tmp_path):
 
 
 def test_diagnostics_figure_has_a_panel_per_logged_diagnostic(tmp_path):
-    new = R.load_run(make_run(tmp_path / "new", "seed", 0, 100.0))
-    old = R.load_run(make_run(tmp_path / "old", "impala", 0, 100.0, diagnostics=False))
+    new = run_dirs.load_run(make_run(tmp_path / "new", "seed", 0, 100.0))
+    old = run_dirs.load_run(make_run(tmp_path / "old", "impala", 0, 100.0, diagnostics=False))
     panels = [p[0] for p in L.available_panels([new, old])]
     assert panels == ["entropy", "mean_abs_log_rho", "explained_variance", "update_ratio",
                       "grad_norm", "dead_relu"]
@@ -96,7 +96,8 @@ def test_ratio_figure_one_row_per_group_one_dot_per_compare(tmp_path):
         make_compare(root / "c" / f"serve-{i}", "serve", 100.0 * ratio, 100.0,
                      {"jit_inference": i == 2})
     make_compare(root / "c" / "train-0", "train", 300.0, 200.0)
-    ratios = R.compare_ratios([R.load_compare(p, root) for p in R.find_compare_files(root)])
+    ratios = tables.compare_ratios([bench.load_compare(p, root)
+                                    for p in bench.find_compare_files(root)])
     fig = T.ratio_figure(ratios)
     ax = fig.axes[0]
     assert [t.get_text() for t in ax.get_yticklabels()] == [f"{BENCH} · train · mlp",
@@ -108,25 +109,25 @@ def test_ratio_figure_one_row_per_group_one_dot_per_compare(tmp_path):
     assert legend == ["median of the row", "default data path", "jit_inference"]
     _written(fig, tmp_path / "ratio.png")
     with pytest.raises(PlotError) as e:
-        T.ratio_figure(R.compare_ratios([]))
+        T.ratio_figure(tables.compare_ratios([]))
     assert "no compare with a SEED/IMPALA ratio" in _one_line(e)
 
 
 def test_throughput_figures_from_a_tree(tree, tmp_path):
-    runs, _ = R.load_runs(tree)
-    table = R.runs_table(runs)
+    runs, _ = run_dirs.load_runs(tree)
+    table = tables.runs_table(runs)
     fig = T.runs_fps_figure(table)
     assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == [f"{BENCH}\ntrain"]
     assert "SEED/IMPALA 1.58x" in [t.get_text() for t in fig.axes[0].texts]  # 410 / 260
     _written(fig, tmp_path / "runs.png")
     _written(T.fps_over_time_figure(runs), tmp_path / "fps.png")
-    compares = [R.load_compare(p, tree) for p in R.find_compare_files(tree)]
-    roofs = [R.load_roofline(p) for p in R.find_roofline_files(tree)]
-    _written(T.roofline_figure(R.roofline_fractions(runs, compares, roofs, tree)),
+    compares = [bench.load_compare(p, tree) for p in bench.find_compare_files(tree)]
+    roofs = [bench.load_roofline(p) for p in bench.find_roofline_files(tree)]
+    _written(T.roofline_figure(tables.roofline_table(runs, compares, roofs, tree)),
              tmp_path / "roofline.png")
     for empty, draw, words in ((table.iloc[:0], T.runs_fps_figure, "no run with a steady"),
                                ([], T.fps_over_time_figure, "no runs"),
-                               (R.roofline_fractions([], [], []), T.roofline_figure,
+                               (tables.roofline_table([], [], []), T.roofline_figure,
                                 "no roofline fraction")):
         with pytest.raises(PlotError) as e:
             draw(empty)
@@ -134,8 +135,8 @@ def test_throughput_figures_from_a_tree(tree, tmp_path):
 
 
 def test_sweep_figure_against_inference_cost_else_parameters(tree, tmp_path):
-    [path] = R.find_sweep_files(tree)
-    sweep = R.load_sweep(path, tree)  # parameters, no inference cost at the actor batch
+    [path] = bench.find_sweep_files(tree)
+    sweep = bench.load_sweep(path, tree)  # parameters, no inference cost at the actor batch
     fig = T.sweep_figure(sweep, "t", "serve")
     assert len(fig.axes) == 1 and fig.axes[0].get_xlabel() == "network parameters"
     _written(fig, tmp_path / "sweep.png")
@@ -195,7 +196,7 @@ def test_frames_label_says_what_a_frame_is():
 
 
 def test_reward_figure_says_when_a_run_ran_on_an_engine_from_a_partial_source(tmp_path):
-    run = R.load_run(make_run(tmp_path / "r", "seed", 0, 100.0))
+    run = run_dirs.load_run(make_run(tmp_path / "r", "seed", 0, 100.0))
     assert run.env_engine is None and run.engine_caveat is None
     assert "partial source" not in L.reward_figure([run])._suptitle.get_text()
     path = run.path / "config.json"
@@ -203,10 +204,10 @@ def test_reward_figure_says_when_a_run_ran_on_an_engine_from_a_partial_source(tm
     data["env_engine"] = {"source": "archive lab.tar.xz", "commit": "b1db91af", "complete": False,
                           "absent": ["a.bsp", "b.tga", "c.tga"], "level_absent_assets": ["b.tga"]}
     path.write_text(json.dumps(data))
-    partial = R.load_run(run.path)
+    partial = run_dirs.load_run(run.path)
     assert partial.engine_caveat == ("engine built from a partial source (3 files absent, 1 of "
                                      "them named by this level)")
     assert partial.engine_caveat in L.reward_figure([partial])._suptitle.get_text()
     data["env_engine"].update(complete=True, absent=[], level_absent_assets=[])
     path.write_text(json.dumps(data))
-    assert R.load_run(run.path).engine_caveat is None
+    assert run_dirs.load_run(run.path).engine_caveat is None

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from seed import results as R
 from seed.config import load
+from seed.results import curves, run_dirs
 
 ROOT = Path(__file__).resolve().parent.parent
 # benchmark (experiments/<name>.yaml) -> its reference run
@@ -34,8 +34,8 @@ RUN_TIMEOUT_S = 4 * 3600
 
 def reference_frames(benchmark: str) -> int:
     reference = REFERENCES[benchmark]
-    episodes = R.read_episodes(reference / "episodes.csv")
-    reached = R.first_reaching(R.training_episodes(episodes), TARGET, WINDOW)
+    episodes = run_dirs.read_episodes(reference / "episodes.csv")
+    reached = curves.first_reaching(run_dirs.training_episodes(episodes), TARGET, WINDOW)
     assert reached is not None, f"the reference run {reference} never reached {TARGET}"
     return int(reached["env_frames"] * MARGIN)
 
@@ -45,8 +45,9 @@ def test_the_reference_curve_is_committed_and_reaches_the_target(benchmark):
     assert reference_frames(benchmark) > 0
     # The reference ran the committed config's learning settings (fields added to Config
     # since it ran keep their old behaviour by default).
-    recorded = json.loads(R.learning_settings(R.load_config(REFERENCES[benchmark])["config"]))
-    committed = json.loads(R.learning_settings(
+    recorded = json.loads(run_dirs.learning_settings(
+        run_dirs.load_config(REFERENCES[benchmark])["config"]))
+    committed = json.loads(run_dirs.learning_settings(
         load(str(ROOT / "experiments" / f"{benchmark}.yaml")).to_json()))
     differ = {k: (v, committed.get(k)) for k, v in recorded.items() if committed.get(k) != v}
     assert not differ, f"experiments/{benchmark}.yaml is not what its reference ran: {differ}"
@@ -68,8 +69,8 @@ def test_pong_leaves_random_play_within_the_reference_budget(tmp_path, benchmark
                             stderr=subprocess.STDOUT, timeout=RUN_TIMEOUT_S).returncode
     tail = log_path.read_text(errors="replace").splitlines()[-5:]
     assert rc == 0, f"seed train exited {rc}; the end of {log_path}:\n" + "\n".join(tail)
-    episodes = R.training_episodes(R.read_episodes(run_dir / "episodes.csv"))
-    reached = R.first_reaching(episodes, TARGET, WINDOW)
+    episodes = run_dirs.training_episodes(run_dirs.read_episodes(run_dir / "episodes.csv"))
+    reached = curves.first_reaching(episodes, TARGET, WINDOW)
     summary = json.loads((run_dir / "summary.json").read_text())
     print(f"\n{arch}: 100-episode mean reached {TARGET} at {reached}; budget {budget} frames; "
           f"final {summary['mean_return_last_100']}")

@@ -50,8 +50,13 @@ def test_a_saved_field_this_version_does_not_know_is_refused_not_dropped():
 
 
 def test_a_missing_or_damaged_config_json_is_one_line(tmp_path):
-    with pytest.raises(ConfigError, match="no config.json there"):
+    with pytest.raises(ConfigError) as e:
         resumed_config(tmp_path, {})
-    (tmp_path / "config.json").write_text("{")
-    with pytest.raises(ConfigError, match="config.json is damaged"):
+    assert str(e.value) == (f"cannot resume {tmp_path}: {tmp_path}/config.json: missing (not a "
+                            "run directory, or the run never started)")
+    (tmp_path / "config.json").write_text('{"config": ')
+    with pytest.raises(ConfigError, match=r"config.json: not valid JSON"):
+        resumed_config(tmp_path, {})
+    (tmp_path / "config.json").write_text('{"env": "toy:catch"}')
+    with pytest.raises(ConfigError, match=r"config.json: has no 'config' mapping"):
         resumed_config(tmp_path, {})

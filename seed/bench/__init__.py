@@ -6,6 +6,6 @@
   (simulation, batched inference and training costs measured in isolation).
 * :mod:`seed.bench.sweep`: the compare over network sizes, against inference cost.
 
-Steady-state figures of a run come from :func:`seed.results.steady_state`, the rule every
+Steady-state figures of a run come from :func:`seed.results.steady.steady_state`, the rule every
 reader of a ``metrics.csv`` shares.
 """

@@ -6,7 +6,7 @@ wall-clock budget and a frame budget too large to matter. Budget (``--budget``):
 
 * ``steady`` (default): every run gets ``seconds`` of *steady state*. Compare
   watches the run's ``metrics.csv`` and stops the run (SIGTERM: a clean stop)
-  once the steady window (the rule is in :mod:`seed.results`) spans ``seconds``; the
+  once the steady window (the rule is in :mod:`seed.results.steady`) spans ``seconds``; the
   run's own ``config.seconds`` is ``seconds + warmup_cap_s``, a backstop for a run
   that never warms up. Warm-up differs a lot between the architectures (an IMPALA
   actor imports TensorFlow and builds the model before its first step, and the
@@ -21,7 +21,7 @@ config is resolved once (defaults, ``--config``, flags) and written to
 ``--arch``. SEED runs twice, first and last, so drift on a shared machine shows.
 
 For every run: steady-state figures from its ``metrics.csv`` (the rule is in
-:mod:`seed.results`) and the CPU use of its whole process tree over the same
+:mod:`seed.results.steady`) and the CPU use of its whole process tree over the same
 window (:mod:`seed.bench.procmon`). Results: a printed table, ``DIR/compare.csv``
 (one row per run) and ``DIR/compare.json`` (rows, ratio, command line, machine
 facts, mode, seconds, config, and the roofline fractions when
@@ -43,13 +43,10 @@ from pathlib import Path
 
 from seed.bench.procmon import TreeCPUMonitor, usable_cores
 from seed.config import Config, ConfigError
-from seed.results import (
-    STEADY_STEP_WEIGHTED,
-    ResultsError,
-    read_metrics,
-    steady_state,
-    warmup_index,
-)
+from seed.results.bench import load_roofline
+from seed.results.files import ResultsError
+from seed.results.run_dirs import read_metrics
+from seed.results.steady import STEADY_STEP_WEIGHTED, steady_state, warmup_index
 
 # One run per entry, in this order: SEED first and last brackets IMPALA in time.
 SCHEDULE = (("seed", 1), ("impala", 1), ("seed", 2))
@@ -131,15 +128,15 @@ def _steady_span(metrics: Path, train: bool) -> float:
     return s["window_s"] if s["steady"] else 0.0
 
 
-def run_one(config_path: Path, arch: str, run_dir: Path, seconds: float, train: bool,
-            cores: int, echo=print, budget: str = "steady") -> dict:
-    """One ``seed train`` subprocess; returns its row of the compare table."""
+def run_one(config_path: Path, run_seconds: float, arch: str, run_dir: Path, seconds: float,
+            train: bool, cores: int, echo=print, budget: str = "steady") -> dict:
+    """One ``seed train`` subprocess of the config at ``config_path`` (whose ``seconds`` is
+    ``run_seconds``); returns its row of the compare table."""
     cmd = [sys.executable, "-m", "seed.cli", "train", "--config", str(config_path),
            "--arch", arch, "--logdir", str(run_dir), "--no-progress"]
     run_dir.mkdir(parents=True, exist_ok=True)
     log_path = run_dir.parent / f"{run_dir.name}.log"
     env = dict(os.environ, PYTHONUNBUFFERED="1", TF_CPP_MIN_LOG_LEVEL="2")
-    run_seconds = json.loads(config_path.read_text())["seconds"]
     echo(f"[compare] {run_dir.name}: {arch}, {seconds:g}s "
          f"{'of steady state' if budget == 'steady' else 'in all'} -> {run_dir}")
     t0 = time.monotonic()
@@ -248,15 +245,18 @@ def full_network_kwargs(network: str, kwargs: dict) -> dict:
     return json.loads(json.dumps(out, default=list))  # tuples and lists compare equal
 
 
-def roofline_fractions(path: Path, mode: str, summary: dict, config: dict) -> dict | None:
-    """Each architecture's FPS as a fraction of the roofline's ceiling, if one exists."""
+def ceiling_fractions(path: Path, mode: str, summary: dict, config: dict) -> dict | None:
+    """What compare.json keeps under ``roofline``: this compare's mean FPS of each
+    architecture as a fraction of the ceiling the roofline file at ``path`` gives for
+    ``mode``, and which of the compare's settings the roofline was measured otherwise
+    with. None when there is no roofline file; ``error`` (one line) when it is damaged."""
     if not path.exists():
         return None
     try:
-        roof = json.loads(path.read_text())
-        ceilings = roof["ceilings"]
-    except (ValueError, KeyError):
-        return {"path": str(path), "error": "unreadable roofline file"}
+        roof = load_roofline(path)
+    except ResultsError as e:
+        return {"path": str(path), "error": str(e)}
+    ceilings = roof["ceilings"]
     out = {"path": str(path), "mode": mode, "roofline_config": roof.get("config", {})}
     mismatched = [k for k in ("actors", "envs_per_actor", "unroll_length", "batch_size")
                   if k in roof.get("config", {}) and roof["config"][k] != config.get(k)]
@@ -362,17 +362,17 @@ def run_compare(config: Config, mode: str, seconds: float, out_dir: Path,
     config_path = out_dir / "base_config.json"
     config_path.write_text(json.dumps(values, indent=2))
     cores = usable_cores()
-    rows = [run_one(config_path, arch, out_dir / f"{arch}-{i}", seconds, mode == "train",
-                    cores, echo, budget) for arch, i in SCHEDULE]
+    rows = [run_one(config_path, values["seconds"], arch, out_dir / f"{arch}-{i}", seconds,
+                    mode == "train", cores, echo, budget) for arch, i in SCHEDULE]
     summary = summarise(rows)
-    roof = roofline_fractions(roofline_path(values["env"], values["network"]), mode, summary,
-                              values)
+    roof = ceiling_fractions(roofline_path(values["env"], values["network"]), mode, summary,
+                             values)
     result = {
         "command": command or sys.argv, "mode": mode, "seconds": seconds, "budget": budget,
         "cores": cores, "machine": machine_facts(), "config": values,
         "steady_state_rule": "rows after the first row with env_frames > 0"
                              + (" and learner_steps > 0" if mode == "train" else "")
-                             + " (see seed/results.py, steady_state)",
+                             + " (see seed/results/steady.py, steady_state)",
         "runs": rows, **summary, "roofline": roof,
     }
     write_csv(out_dir / "compare.csv", rows, COLUMNS)

@@ -14,33 +14,35 @@ from pathlib import Path
 
 import pandas as pd
 
-from seed import results as R
 from seed.plots import COLORS, PlotError, figure, save
+from seed.results.bench import load_compare
+from seed.results.files import ResultsError, RunDirError
+from seed.results.run_dirs import METRICS, read_metrics
 
 
 def _metrics(compare_dir: Path, row) -> pd.DataFrame | None:
     """The metrics of one run of the compare (where compare.csv says, else the folder of
     its name beside compare.csv); None when it has none that can be read (a run that
     failed before its first row)."""
-    candidates = [compare_dir / str(row["run"]) / R.METRICS]
+    candidates = [compare_dir / str(row["run"]) / METRICS]
     if isinstance(row.get("run_dir"), str) and row["run_dir"]:
-        candidates.insert(0, Path(row["run_dir"]) / R.METRICS)
+        candidates.insert(0, Path(row["run_dir"]) / METRICS)
     for path in candidates:
         if path.exists():
             try:
-                return R.read_metrics(path)
-            except R.RunDirError:
+                return read_metrics(path)
+            except RunDirError:
                 return None
     return None
 
 
 def compare_figure(compare_dir):
     """The figure of a ``seed compare`` directory; PlotError when it holds no compare.csv,
-    :class:`seed.results.ResultsFileError` when that file is damaged."""
+    :class:`seed.results.files.ResultsFileError` when that file is damaged."""
     compare_dir = Path(compare_dir)
     if not (compare_dir / "compare.csv").is_file():
         raise PlotError(f"{compare_dir} has no compare.csv: not a seed compare output")
-    table = R.load_compare(compare_dir / "compare.csv")
+    table = load_compare(compare_dir / "compare.csv")
     fig, axes = figure(1, 2, size=(11, 4))
     left, right = axes[0]
     for _, row in table.iterrows():
@@ -75,7 +77,7 @@ def main(argv=None) -> int:
         return 2
     try:
         print(write_compare_figure(argv[0]))
-    except (PlotError, R.ResultsError) as e:
+    except (PlotError, ResultsError) as e:
         print(f"seed.plots.compare: error: {e}", file=sys.stderr)
         return 1
     return 0

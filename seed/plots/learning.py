@@ -13,8 +13,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from seed import results as R
 from seed.plots import COLORS, PlotError, figure, frames_label
+from seed.results.curves import curve_over_runs, return_curve, rolling_returns
+from seed.results.run_dirs import (
+    evaluation_episodes,
+    learning_settings,
+    training_episodes,
+)
 
 #: Episodes a run's rolling mean spans, at most (a tenth of its episodes when it has fewer
 #: than ten times as many).
@@ -27,20 +32,21 @@ def rolling_window(episodes: int, rolling: int = ROLLING) -> int:
 
 def _curves(run, rolling: int):
     """(window, rolled training episodes, rolled evaluation episodes or None) of a run."""
-    train_ep = R.training_episodes(run.episodes)
-    eval_ep = R.evaluation_episodes(run.episodes)
+    train_ep = training_episodes(run.episodes)
+    eval_ep = evaluation_episodes(run.episodes)
     window = rolling_window(len(train_ep), rolling)
-    rolled_eval = (R.rolling_returns(eval_ep, rolling_window(len(eval_ep), rolling))
+    rolled_eval = (rolling_returns(eval_ep, rolling_window(len(eval_ep), rolling))
                    if len(eval_ep) else None)
-    return window, R.rolling_returns(train_ep, window), rolled_eval
+    return window, rolling_returns(train_ep, window), rolled_eval
 
 
 def _setting_groups(members):
     """``{(arch, settings): [(run, curve, eval curve)]}``: runs are averaged only with runs
-    of the same architecture and learning settings (:func:`seed.results.learning_settings`)."""
+    of the same architecture and learning settings
+    (:func:`seed.results.run_dirs.learning_settings`)."""
     groups: dict = {}
     for run, _, c, ev in members:
-        key = (run.architecture, R.learning_settings(run.config))
+        key = (run.architecture, learning_settings(run.config))
         groups.setdefault(key, []).append((run, c, ev))
     return groups
 
@@ -57,16 +63,16 @@ def _reward_axis(ax, members, x: str, xlabel: str) -> None:
             name = arch if len(settings) == 1 else \
                 f"{arch} {', '.join(run.run_id for run, _, _ in mine)}"
             for run, c, _ in mine:
-                xs, ys = R.return_curve(c, x)
+                xs, ys = return_curve(c, x)
                 ax.plot(xs, ys, color=color, lw=0.8, marker="." if len(xs) < 30 else None,
                         alpha=0.35 if len(mine) > 1 else 0.9,
                         label=None if len(mine) > 1 else f"{name} (1 run)")
             for run, _, ev in mine:  # evaluation envs (greedy, never trained on), dashed
                 if ev is not None:
-                    xs, ys = R.return_curve(ev, x)
+                    xs, ys = return_curve(ev, x)
                     ax.plot(xs, ys, color=color, lw=0.8, ls="--", label=f"{name} eval envs")
             if len(mine) > 1:
-                agg = R.curve_over_runs([R.return_curve(c, x) for _, c, _ in mine])
+                agg = curve_over_runs([return_curve(c, x) for _, c, _ in mine])
                 if len(agg):
                     seeds = ", ".join(str(run.seed) for run, _, _ in mine)
                     ax.plot(agg["x"], agg["median"], color=color, lw=2,
@@ -88,7 +94,7 @@ def reward_figure(runs, rolling: int = ROLLING, title: str = ""):
     reached; evaluation envs' episodes (R2D2's greedy envs) are dashed. Runs without finished episodes are
     left out; PlotError if that leaves none."""
     members = [(run, *_curves(run, rolling)) for run in runs
-               if len(R.training_episodes(run.episodes))]
+               if len(training_episodes(run.episodes))]
     if not members:
         raise PlotError("no run has finished training episodes: no reward curve to draw")
     windows = sorted({w for _, w, _, _ in members})

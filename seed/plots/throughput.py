@@ -34,7 +34,7 @@ def ratio_figure(ratios: pd.DataFrame):
     """SEED/IMPALA steady frames/s, one row per group of repeated compares, one dot per
     compare; the median of a group as a bar, its min-max as a line, and a line at 1
     (left of it IMPALA is faster). Dots whose runs set a data-path option get their own
-    marker. ``ratios`` is :func:`seed.results.compare_ratios`'s table; PlotError when it
+    marker. ``ratios`` is :func:`seed.results.tables.compare_ratios`'s table; PlotError when it
     has no ratio."""
     if ratios is None or not len(ratios) or ratios["fps_ratio"].isna().all():
         raise PlotError("no compare with a SEED/IMPALA ratio: nothing to draw "
@@ -84,7 +84,7 @@ def ratio_figure(ratios: pd.DataFrame):
 
 
 def runs_fps_figure(table: pd.DataFrame):
-    """Steady frames/s of every run (:func:`seed.results.runs_table`), bars per benchmark
+    """Steady frames/s of every run (:func:`seed.results.tables.runs_table`), bars per benchmark
     and mode, one per architecture: the mean over runs, whiskers min-max, the number of
     runs at the foot and the SEED/IMPALA ratio of the means on top. PlotError without
     runs."""
@@ -156,7 +156,7 @@ def _numeric(sweep: pd.DataFrame, column: str) -> pd.Series | None:
 
 
 def sweep_figure(sweep: pd.DataFrame, title: str = "", mode: str = ""):
-    """A model-size sweep (rows of sweep.csv, :func:`seed.results.load_sweep`): steady
+    """A model-size sweep (rows of sweep.csv, :func:`seed.results.bench.load_sweep`): steady
     frames/s of both architectures and, where measured, frames per CPU-second of the
     process tree, against the inference cost per sample at an IMPALA actor's batch (the
     cost the IMPALA side pays; SEED pays the lower cost at its larger batch), else the
@@ -211,7 +211,7 @@ def sweep_figure(sweep: pd.DataFrame, title: str = "", mode: str = ""):
 
 def roofline_figure(fractions: pd.DataFrame):
     """Each architecture's steady frames/s over this machine's ceiling
-    (:func:`seed.results.roofline_fractions`), one pair of bars per source and mode: the
+    (:func:`seed.results.tables.roofline_table`), one pair of bars per source and mode: the
     mean over runs, whiskers min-max, a line at 1. PlotError without fractions."""
     if fractions is None or not len(fractions):
         raise PlotError("no roofline fraction: no compare.json holds one and no run matches "

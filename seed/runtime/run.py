@@ -129,14 +129,12 @@ class _Interval:
 def resumed_config(run_dir: Path, given: dict) -> tuple[Config, dict]:
     """The saved run's config with every field in ``given`` (what the user asked for
     explicitly) set as given; returns it with ``{field: (saved, given)}`` of what changed."""
-    cfg_path = run_dir / "config.json"
-    if not cfg_path.exists():
-        raise ConfigError(f"cannot resume {run_dir}: no config.json there "
-                          "(not a run directory, or the run never started)")
+    from seed.results.files import RunDirError
+    from seed.results.run_dirs import load_config
     try:
-        saved = json.loads(cfg_path.read_text())["config"]
-    except (ValueError, KeyError) as e:
-        raise ConfigError(f"cannot resume {run_dir}: config.json is damaged ({e})") from e
+        saved = load_config(run_dir)["config"]
+    except RunDirError as e:  # missing (not a run directory), or damaged
+        raise ConfigError(f"cannot resume {run_dir}: {e}") from None
     unknown = sorted(set(given) - set(FIELDS))
     if unknown:
         raise ConfigError(f"unknown config field(s): {', '.join(unknown)}")

@@ -1,0 +1,78 @@
+"""Episode returns shaped into curves: rolling means, one point per logged frame count,
+curves of several runs on one grid; the final return and the first frame a return is
+reached."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+
+def rolling_returns(episodes: pd.DataFrame, window: int) -> pd.DataFrame:
+    """Episodes sorted by frames, with ``return_rolling``: the mean return of the last
+    ``window`` episodes (fewer at the start)."""
+    if window < 1:
+        raise ValueError(f"rolling window must be >= 1, got {window}")
+    out = episodes.sort_values(["env_frames", "wall_time"], kind="stable").reset_index(drop=True)
+    out["return_rolling"] = out["episode_return"].rolling(window, min_periods=1).mean()
+    return out
+
+
+def return_curve(rolled: pd.DataFrame, x: str = "env_frames") -> tuple[np.ndarray, np.ndarray]:
+    """(x, rolling return) with one point per distinct ``x``: episodes are logged once per
+    log interval, so many share one ``env_frames``/``wall_time``; the point is the rolling
+    mean after the last of them. ``rolled`` comes from :func:`rolling_returns`."""
+    if rolled.empty:
+        return np.zeros(0), np.zeros(0)
+    last = rolled.groupby(x, sort=True)["return_rolling"].last()
+    return last.index.to_numpy(float), last.to_numpy(float)
+
+
+def curve_over_runs(curves: list[tuple[np.ndarray, np.ndarray]],
+                    points: int = 200) -> pd.DataFrame:
+    """Median, mean, std, min and max over runs of curves ``(x, y)``, on a common grid of x.
+
+    Each curve is interpolated (linearly) onto ``points`` values of x from the largest
+    first x to the smallest last x of the curves: the grid spans only what every run
+    reached (a curve is never extrapolated). Returns columns x, median, mean, std, min,
+    max, runs.
+    """
+    columns = ["x", "median", "mean", "std", "min", "max", "runs"]
+    curves = [(np.asarray(x, float), np.asarray(y, float)) for x, y in curves if len(x)]
+    if not curves:
+        return pd.DataFrame(columns=columns)
+    lo = max(float(x[0]) for x, _ in curves)
+    hi = min(float(x[-1]) for x, _ in curves)
+    if hi < lo:  # curves do not overlap: nothing to average over
+        return pd.DataFrame(columns=columns)
+    grid = np.linspace(lo, hi, points if hi > lo else 1)
+    ys = np.stack([np.interp(grid, x, y) for x, y in curves])
+    return pd.DataFrame({"x": grid, "median": np.median(ys, 0), "mean": ys.mean(0),
+                         "std": ys.std(0), "min": ys.min(0), "max": ys.max(0),
+                         "runs": len(curves)})
+
+
+def final_return(episodes: pd.DataFrame, window: int = 100) -> float:
+    """Mean return of the last ``window`` episodes (by frames); NaN without episodes."""
+    if not len(episodes):
+        return float("nan")
+    ordered = episodes.sort_values(["env_frames", "wall_time"], kind="stable")
+    return float(ordered["episode_return"].tail(window).mean())
+
+
+def first_reaching(episodes: pd.DataFrame, threshold: float, window: int = 100) -> dict | None:
+    """Where the mean return of ``window`` consecutive episodes first reaches ``threshold``.
+
+    Episodes in frame order; returns ``{"env_frames", "wall_time", "episodes"}`` of the
+    episode that completed the window (frames and wall time as logged with it), or None
+    if no window of ``window`` episodes reaches it.
+    """
+    ordered = episodes.sort_values(["env_frames", "wall_time"], kind="stable")
+    means = ordered["episode_return"].rolling(window).mean().to_numpy()
+    hits = np.flatnonzero(means >= threshold)
+    if not hits.size:
+        return None
+    i = int(hits[0])
+    return {"env_frames": int(ordered["env_frames"].iloc[i]),
+            "wall_time": float(ordered["wall_time"].iloc[i]), "episodes": i + 1}
+

@@ -1,0 +1,184 @@
+"""The tables the figures and the report are drawn from: one row per run
+(:func:`runs_table`), final returns per benchmark and architecture, the SEED/IMPALA ratios of
+every compare (:func:`compare_ratios`) and each architecture's share of this machine's
+roofline ceiling (:func:`roofline_table`)."""
+
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+
+import pandas as pd
+
+from seed.results.bench import compare_config, load_compare_json, load_sweep
+from seed.results.curves import final_return
+from seed.results.files import ResultsFileError
+from seed.results.run_dirs import (
+    Run,
+    evaluation_episodes,
+    is_training_run,
+    run_mode,
+    training_episodes,
+)
+from seed.results.steady import steady_fps
+
+
+def runs_table(runs: list[Run]) -> pd.DataFrame:
+    """One row per run: what it is and what it reached (for printing)."""
+    rows = []
+    for r in runs:
+        m = r.metrics
+        rows.append({
+            "benchmark": r.benchmark, "arch": r.architecture, "run": r.run_id,
+            "mode": run_mode(r), "seed": r.seed, "env": r.env,
+            "frames_per_step": r.frames_per_step,
+            "env_frames": int(m["env_frames"].max()), "wall_s": float(m["wall_time"].max()),
+            "episodes": len(r.episodes),
+            "steady_fps": steady_fps(m, run_mode(r) == "train"),
+            "final_return": final_return(training_episodes(r.episodes)),
+            "final_eval_return": final_return(evaluation_episodes(r.episodes)),
+        })
+    return pd.DataFrame(rows, columns=["benchmark", "arch", "run", "mode", "seed", "env",
+                                       "frames_per_step", "env_frames", "wall_s",
+                                       "episodes", "steady_fps", "final_return",
+                                       "final_eval_return"])
+
+
+def final_returns(runs: list[Run]) -> pd.DataFrame:
+    """Per benchmark x architecture, over the training runs among ``runs`` (compare and
+    demo runs measure throughput and would pass for seeds here): the number of runs, the
+    mean and std of their final returns (:func:`final_return`), the mean final return of
+    their evaluation envs, and their mean env frames."""
+    table = runs_table([r for r in runs if is_training_run(r)]).dropna(subset=["final_return"])
+    return (table.groupby(["benchmark", "arch"])
+            .agg(runs=("final_return", "count"), mean=("final_return", "mean"),
+                 std=("final_return", "std"), eval_mean=("final_eval_return", "mean"),
+                 env_frames=("env_frames", "mean"))
+            .reset_index())
+
+
+#: The data-path options (README: off by default): a compare whose runs set one otherwise
+#: than the config default is told apart on the ratio figure.
+DATA_PATH_OPTIONS = ("actor_splits", "jit_inference", "inference_batch_size")
+
+
+def network_text(network: str, kwargs: dict | None) -> str:
+    """``mlp hidden_sizes 64x64``: a network and its keyword arguments, short."""
+    parts = [str(network or "?")]
+    for k, v in sorted((kwargs or {}).items()):
+        parts.append(f"{k} {'x'.join(map(str, v)) if isinstance(v, (list, tuple)) else v}")
+    return " ".join(parts)
+
+
+def options_text(config: dict) -> str:
+    """The data-path options a config sets otherwise than by default ("" for none)."""
+    from seed.config import Config
+    out = []
+    for name in DATA_PATH_OPTIONS:
+        value, default = config.get(name, getattr(Config, name)), getattr(Config, name)
+        if value is not None and value != default:
+            out.append(name if value is True else f"{name}={value}")
+    return ", ".join(out)
+
+
+def _sweep_position(compare_dir: Path) -> int | None:
+    """Where a compare stands in the sweep it belongs to (its folder's place among the
+    sizes of the ``sweep.csv`` one level up), None outside a sweep."""
+    sweep = compare_dir.parent / "sweep.csv"
+    if not sweep.is_file():
+        return None
+    try:
+        sizes = load_sweep(sweep)["size"].tolist()
+    except ResultsFileError:
+        sizes = []
+    return sizes.index(compare_dir.name) if compare_dir.name in sizes else len(sizes)
+
+
+def compare_ratios(compares: list[pd.DataFrame]) -> pd.DataFrame:
+    """One row per compare (each a :func:`seed.results.bench.load_compare` frame): the
+    SEED/IMPALA ratios of one measurement, and the group of repeats it belongs to.
+
+    Columns: benchmark, mode, network (its name; inside a sweep, where sizes differ, with
+    its keyword arguments as :func:`network_text` writes them), sweep_size (the size's
+    folder inside a sweep, "" outside one), options (:func:`options_text`),
+    fps_ratio, cpu_ratio (frames per CPU-second, SEED/IMPALA; NaN when not measured),
+    seed_fps (mean of the SEED runs), impala_fps, compare_dir, and group ("benchmark ·
+    mode · network", or "benchmark · mode · sweep <size> (network)"): compares of one
+    group are repeats of one measurement. Rows are in group order (benchmark, mode,
+    outside a sweep before a sweep's sizes in its order), then by folder."""
+    rows = []
+    for df in compares:
+        d = Path(df["compare_dir"].iloc[0])
+        config = compare_config(d)
+        position = _sweep_position(d)
+        size = d.name if position is not None else ""
+        network = network_text(config.get("network", ""), config.get("network_kwargs")
+                               if size else None)
+        meta = load_compare_json(d / "compare.json")
+        cpu = meta.get("frames_per_cpu_s_ratio")
+        rows.append({
+            "benchmark": df["benchmark"].iloc[0], "mode": df["mode"].iloc[0] or "?",
+            "network": network, "sweep_size": size, "options": options_text(config),
+            "fps_ratio": float(df["fps_ratio"].iloc[0]),
+            "cpu_ratio": float("nan") if cpu is None else float(cpu),
+            "seed_fps": float(df.loc[df["arch"] == "seed", "fps"].mean()),
+            "impala_fps": float(df.loc[df["arch"] == "impala", "fps"].mean()),
+            "compare_dir": str(d),
+            "group": " · ".join([df["benchmark"].iloc[0], df["mode"].iloc[0] or "?",
+                                 f"sweep {size} ({network})" if size else network]),
+            "_order": (-1 if position is None else position, d.name),
+        })
+    columns = ["benchmark", "mode", "network", "sweep_size", "options", "fps_ratio",
+               "cpu_ratio", "seed_fps", "impala_fps", "compare_dir", "group"]
+    if not rows:
+        return pd.DataFrame(columns=columns)
+    rows.sort(key=lambda r: (r["benchmark"], r["mode"], r["_order"][0], r["network"],
+                             r["_order"][1]))
+    return pd.DataFrame(rows)[columns]
+
+
+def roofline_table(runs: list[Run], compares: list[pd.DataFrame], roofs: list[dict],
+                   root=None) -> pd.DataFrame:
+    """Each architecture's steady frames/s as a fraction of this machine's ceiling
+    (``seed roofline``: cores / CPU seconds per frame of simulation + inference
+    [+ training]), from two sources: the fractions ``seed compare`` stored in compare.json
+    (one row per architecture and compare, ``source`` the compare's folder, ``run``
+    "mean"), and every run whose env,
+    network and shape (actors, envs per actor, unroll length, batch size) match a roofline
+    file. Columns: source, mode, arch, run, fps, ceiling, fraction."""
+    rows = []
+    for df in compares:
+        d = Path(df["compare_dir"].iloc[0])
+        where = os.path.relpath(d, root) if root is not None else str(d)
+        roof = load_compare_json(d / "compare.json").get("roofline") or {}
+        for arch in ("seed", "impala"):
+            if roof.get(f"{arch}_fraction") is None:
+                continue
+            note = (" (roofline shape differs: " + ", ".join(roof["mismatched"]) + ")"
+                    if roof.get("mismatched") else "")
+            rows.append({"source": f"{where}{note}", "mode": roof.get("mode", ""),
+                         "arch": arch, "run": "mean",
+                         "fps": roof[f"{arch}_fraction"] * roof[f"{arch}_ceiling_fps"],
+                         "ceiling": roof[f"{arch}_ceiling_fps"],
+                         "fraction": roof[f"{arch}_fraction"]})
+    for roof in roofs:
+        shape = roof.get("config", {})
+        for r in runs:
+            c = r.config
+            if (c.get("env"), c.get("network")) != (roof.get("env"), roof.get("network")):
+                continue
+            if c.get("network_kwargs", {}) != roof.get("network_kwargs", {}):
+                continue
+            if any(k in shape and shape[k] != c.get(k)
+                   for k in ("actors", "envs_per_actor", "unroll_length", "batch_size")):
+                continue
+            mode = run_mode(r)
+            ceiling = roof["ceilings"].get(f"{r.architecture}_{mode}")
+            fps = steady_fps(r.metrics, mode == "train")
+            if ceiling and not math.isnan(fps):
+                rows.append({"source": f"runs vs {Path(roof['source']).name}", "mode": mode,
+                             "arch": r.architecture, "run": r.run_id, "fps": fps,
+                             "ceiling": ceiling, "fraction": fps / ceiling})
+    return pd.DataFrame(rows, columns=["source", "mode", "arch", "run", "fps", "ceiling",
+                                       "fraction"])

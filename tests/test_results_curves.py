@@ -1,0 +1,47 @@
+"""seed.results.curves: episode returns into curves, final returns, thresholds, by hand."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from seed.results import curves
+
+
+def test_rolling_and_curve_over_runs():
+    import pandas as pd
+    ep = pd.DataFrame({"wall_time": [3, 1, 2, 4], "env_frames": [30, 10, 20, 40],
+                       "episode_return": [3.0, 1.0, 2.0, 4.0]})
+    out = curves.rolling_returns(ep, 2)
+    assert out["env_frames"].tolist() == [10, 20, 30, 40]
+    assert out["return_rolling"].tolist() == [1.0, 1.5, 2.5, 3.5]
+    agg = curves.curve_over_runs([(np.array([0, 10.0]), np.array([0, 10.0])),
+                             (np.array([5, 20.0]), np.array([2, 2.0])),
+                             (np.array([4, 12.0]), np.array([9, 9.0]))], points=3)
+    # common grid 5..10 (no extrapolation: every run reached it) of y=x, y=2 and y=9
+    assert agg["x"].tolist() == [5.0, 7.5, 10.0]
+    assert agg["median"].tolist() == pytest.approx([5.0, 7.5, 9.0])
+    assert agg["mean"].tolist() == pytest.approx([16 / 3, 18.5 / 3, 7.0])
+    assert agg["min"].tolist() == pytest.approx([2, 2, 2])
+    assert agg["max"].tolist() == pytest.approx([9, 9, 10]) and (agg["runs"] == 3).all()
+    assert curves.curve_over_runs([(np.array([0, 1.0]), np.zeros(2)),
+                              (np.array([2, 3.0]), np.zeros(2))]).empty
+
+
+def test_final_return_is_the_mean_of_the_last_episodes_by_frames():
+    ep = pd.DataFrame({"env_frames": [30, 10, 20, 30], "wall_time": [4, 1, 2, 3.0],
+                       "episode_return": [4.0, 1.0, 2.0, 3.0]})
+    assert curves.final_return(ep, window=2) == 3.5  # frames 30 (at 3 s, then 4 s)
+    assert curves.final_return(ep, window=10) == 2.5
+    assert np.isnan(curves.final_return(ep.iloc[:0]))
+
+
+def test_first_reaching_a_return_by_hand():
+    ep = pd.DataFrame({"env_frames": [10, 20, 30, 40, 50], "wall_time": [1, 2, 3, 4, 5.0],
+                       "episode_return": [-21, -10, 0, 10, 21.0]})
+    # windows of 2: -15.5, -5, 5, 15.5 -> first >= 5 completes at the 4th episode (frames 40)
+    assert curves.first_reaching(ep, 5.0, window=2) == {"env_frames": 40, "wall_time": 4.0,
+                                                    "episodes": 4}
+    assert curves.first_reaching(ep, 18.0, window=2) is None
+    assert curves.first_reaching(ep, -21.0, window=10) is None  # fewer episodes than the window
