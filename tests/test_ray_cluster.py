@@ -16,10 +16,12 @@ nodes. All slow: ``pytest -m slow tests/test_ray_cluster.py`` (docs/ray.md).
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -29,6 +31,13 @@ import time
 from pathlib import Path
 
 import pytest
+
+# Ray reads this once per process, when it is imported: tests/test_ray_launcher.py needs it
+# (its in-process Ray stays on loopback), and pytest may import this module first. The
+# processes of this cluster and its learner start without it (see _cluster_env), as on the
+# machines of a real cluster.
+_LOOPBACK_ONLY = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+os.environ.setdefault(_LOOPBACK_ONLY, "0")
 
 try:
     import ray
@@ -66,6 +75,17 @@ def _machine_ip() -> str:
             return "127.0.0.1"
 
 
+@contextlib.contextmanager
+def _cluster_env():
+    """os.environ without _LOOPBACK_ONLY while a node starts (its processes inherit it)."""
+    saved = os.environ.pop(_LOOPBACK_ONLY, None)
+    try:
+        yield
+    finally:
+        if saved is not None:
+            os.environ[_LOOPBACK_ONLY] = saved
+
+
 class _Nodes:
     """A head (no CPUs, the dashboard for the state API) and worker nodes, all at ``ip``."""
 
@@ -75,11 +95,12 @@ class _Nodes:
         # Every node imports this checkout's code, as each machine of a cluster has it installed.
         self.pythonpath = os.pathsep.join([str(ROOT)] + [
             p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
-        self.cluster = Cluster(initialize_head=True, head_node_args=dict(
-            num_cpus=0, node_ip_address=self.ip, gcs_server_port=_free_port(),
-            include_dashboard=True, dashboard_port=_free_port(),
-            dashboard_agent_listen_port=_free_port(), ray_client_server_port=_free_port(),
-            temp_dir=self.temp_dir, env_vars={"PYTHONPATH": self.pythonpath}))
+        with _cluster_env():
+            self.cluster = Cluster(initialize_head=True, head_node_args=dict(
+                num_cpus=0, node_ip_address=self.ip, gcs_server_port=_free_port(),
+                include_dashboard=True, dashboard_port=_free_port(),
+                dashboard_agent_listen_port=_free_port(), ray_client_server_port=_free_port(),
+                temp_dir=self.temp_dir, env_vars={"PYTHONPATH": self.pythonpath}))
         self.workers: list = []
 
     @property
@@ -87,8 +108,9 @@ class _Nodes:
         return self.cluster.address
 
     def add_worker(self):
-        node = self.cluster.add_node(num_cpus=WORKER_CPUS, node_ip_address=self.ip,
-                                     env_vars={"PYTHONPATH": self.pythonpath})
+        with _cluster_env():
+            node = self.cluster.add_node(num_cpus=WORKER_CPUS, node_ip_address=self.ip,
+                                         env_vars={"PYTHONPATH": self.pythonpath})
         self.workers.append(node)
         self.cluster.wait_for_nodes()
         return node
@@ -139,8 +161,9 @@ def _running(pid: int) -> bool:
 
 
 @pytest.fixture(scope="module")
-def _cluster():
+def _cluster(request):
     nodes = None
+    failed = request.session.testsfailed
     try:
         nodes = _Nodes()
         yield nodes
@@ -149,6 +172,10 @@ def _cluster():
             ray.shutdown()
         if nodes is not None:
             left = nodes.shutdown()
+            if request.session.testsfailed == failed:
+                shutil.rmtree(nodes.temp_dir, ignore_errors=True)
+            else:  # the nodes' Ray logs, for a look
+                print(f"\nthe Ray cluster's logs: {nodes.temp_dir}/session_*/logs")
             assert not left, f"Ray processes outlived the cluster's shutdown: {left}"
 
 
@@ -167,6 +194,7 @@ def _train(nodes: _Nodes, run_dir: Path, arch: str, frames: int, *extra: str
     """``seed train --launcher ray`` joined to the head; its stderr goes to run_dir.log."""
     env = dict(os.environ, PYTHONPATH=nodes.pythonpath, TF_CPP_MIN_LOG_LEVEL="2")
     env.pop("RAY_ADDRESS", None)
+    env.pop(_LOOPBACK_ONLY, None)
     cmd = [sys.executable, "-m", "seed.cli", "train", "--env", "toy:catch", "--arch", arch,
            "--actors", str(ACTORS), "--envs-per-actor", str(ENVS), "--frames", str(frames),
            "--launcher", "ray", "--ray-address", nodes.address,
