@@ -25,9 +25,11 @@ ROOT = Path(__file__).resolve().parent.parent
 TOKEN = "s3cret-token-for-tests-0123456789"
 
 
-def self_signed(tmp_path: Path) -> tuple[str, str]:
-    """A throwaway self-signed certificate for 127.0.0.1 and localhost: (cert, key) paths."""
+def self_signed(tmp_path: Path, ips: tuple[str, ...] = ()) -> tuple[str, str]:
+    """A throwaway self-signed certificate for 127.0.0.1, localhost and ``ips`` (other
+    addresses actors dial, e.g. a node's cluster address): (cert, key) paths."""
     cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    ips = tuple(dict.fromkeys(("127.0.0.1", *ips)))
     try:
         from cryptography import x509
         from cryptography.hazmat.primitives import hashes, serialization
@@ -37,7 +39,7 @@ def self_signed(tmp_path: Path) -> tuple[str, str]:
         subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
                         "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1",
                         "-subj", "/CN=localhost", "-addext",
-                        "subjectAltName=DNS:localhost,IP:127.0.0.1",
+                        "subjectAltName=DNS:localhost," + ",".join(f"IP:{ip}" for ip in ips),
                         "-keyout", str(key), "-out", str(cert)], check=True,
                        capture_output=True)
         return str(cert), str(key)
@@ -50,7 +52,8 @@ def self_signed(tmp_path: Path) -> tuple[str, str]:
         .not_valid_before(now - datetime.timedelta(minutes=5))
         .not_valid_after(now + datetime.timedelta(days=1))
         .add_extension(x509.SubjectAlternativeName(
-            [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+            [x509.DNSName("localhost")]
+            + [x509.IPAddress(ipaddress.ip_address(ip)) for ip in ips]),
             critical=False)
         .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
         .sign(private, hashes.SHA256()))
