@@ -185,8 +185,8 @@ def local_ray():
         # Two CPUs for two actors, one more and a declared (not real) GPU for the
         # learner-on-a-GPU-node test; Ray only counts these, TensorFlow sees no GPU.
         # address="local": a cluster of its own, never one already running on this machine.
-        ray.init(address="local", num_cpus=3, num_gpus=1, include_dashboard=False, log_to_driver=False,
-                 object_store_memory=100 * 1024 * 1024)
+        ray.init(address="local", num_cpus=3, num_gpus=1, include_dashboard=False,
+                 log_to_driver=False, object_store_memory=100 * 1024 * 1024)
     yield ray
     ray.shutdown()
 
