@@ -163,25 +163,26 @@ def _observations(space, n: int, rng: np.random.Generator) -> np.ndarray:
 
 
 def inference_inputs(agent, observation_space, batch: int) -> tuple:
-    """``(env_ids, prev_action, env_output, core_state)`` for ``agent.infer`` on ``batch``
-    envs: random observations from the space, the agent's initial state."""
+    """``(env_ids, prev_action, env_output)`` for ``agent.infer`` on envs ``0..batch-1``:
+    random observations from the space; the envs' core states are reset."""
     from seed.types import EnvOutput
     obs = _observations(observation_space, batch, np.random.default_rng(0))
     env_out = EnvOutput(np.zeros(batch, np.float32), np.zeros(batch, bool), obs)
-    return (np.arange(batch, dtype=np.int32), np.zeros(batch, np.int32), env_out,
-            agent.initial_state(batch))
+    env_ids = np.arange(batch, dtype=np.int32)
+    agent.reset_core_state(env_ids)
+    return env_ids, np.zeros(batch, np.int32), env_out
 
 
 def measure_inference(agent, observation_space, batch: int, seconds: float,
                       frames_per_step: int, min_calls: int = 5) -> dict:
     """``agent.infer`` on ``batch`` envs, repeated for ``seconds`` (at least ``min_calls``)."""
-    env_ids, prev, env_out, state = inference_inputs(agent, observation_space, batch)
+    env_ids, prev, env_out = inference_inputs(agent, observation_space, batch)
     for _ in range(3):  # trace and warm up
-        prev, _, state = agent.infer(env_ids, prev, env_out, state)
+        prev, _ = agent.infer(env_ids, prev, env_out)
     calls = 0
     wall0, cpu0 = time.perf_counter(), time.process_time()
     while calls < min_calls or time.perf_counter() - wall0 < seconds:
-        prev, _, state = agent.infer(env_ids, prev, env_out, state)
+        prev, _ = agent.infer(env_ids, prev, env_out)
         calls += 1
     wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
     frames = calls * batch * frames_per_step
@@ -204,10 +205,17 @@ def synthetic_unrolls(agent, observation_space, count: int = 4, seed: int = 0) -
         done[0] = True
         env_out = EnvOutput(rng.choice([-1.0, 0.0, 1.0], steps).astype(np.float32), done, obs)
         prev = np.zeros(steps, np.int32)
-        # One row per step, all as env 0: an env id is an index (R2D2's epsilon per env).
-        _, agent_output, _ = agent.infer(np.zeros(steps, np.int32), prev, env_out,
-                                         agent.initial_state(steps))
-        prev[1:] = agent_output["action"][:-1]
+        # One step at a time, as env 0 (an env id indexes the agent's state and R2D2's
+        # epsilons, and a config may have fewer envs than an unroll has steps).
+        outputs = []
+        agent.reset_core_state(np.zeros(1, np.int32))
+        for t in range(steps):
+            _, output = agent.infer(np.zeros(1, np.int32), prev[t:t + 1],
+                                    EnvOutput(*(x[t:t + 1] for x in env_out)))
+            outputs.append(output)
+            if t + 1 < steps:
+                prev[t + 1] = output["action"][0]
+        agent_output = {k: np.concatenate([o[k] for o in outputs]) for k in outputs[0]}
         core_state = tuple(np.asarray(s)[0] for s in agent.initial_state(1))
         out.append(Unroll(core_state=core_state, prev_action=prev, env_output=env_out,
                           agent_output={k: np.asarray(v) for k, v in agent_output.items()}))
