@@ -14,6 +14,13 @@ second = 1) per env frame:
 * ``c_train``: ``agent.train_step`` on a buffer kept full of synthetic unrolls of
   the run's shapes; CPU time per step / (env steps trained x frames per step).
 
+For a V-trace config on an Atari network (no LSTM), ``agent.infer`` is also timed in
+turns with the same inference step written bare (:mod:`seed.bench.bare_infer`: frame
+stack update, forward pass, sampling, outputs to NumPy) at each of those batches, and
+``infer_over_bare`` (the agent's frames/s over the bare step's) says what the suite's
+structure costs on the inference path; the agent's call is broken down into its parts
+(network, stack update, sampling, host copies in and out), each timed alone.
+
 For a V-trace config on an Atari network, the same train step written bare
 (:mod:`seed.bench.bare_step`) is timed in turns with the agent's (``TRAINING_ROUNDS``
 blocks each, :func:`seed.bench.timing.alternate`), and
@@ -70,6 +77,8 @@ from seed.config import Config
 #: (seed/bench/timing.py): their ratio is the target of issue 16, and in turns the
 #: machine's drift does not fall on one of them alone.
 TRAINING_ROUNDS = 5
+#: The same for the agent's inference call, the bare one and the call's parts.
+INFERENCE_ROUNDS = 5
 
 FORMULA = ("ceiling_train = cores / (c_sim + c_inf + c_train); "
            "ceiling_serve = cores / (c_sim + c_inf); c_* in CPU seconds per env frame, "
@@ -306,8 +315,19 @@ def run_roofline(config: Config, seconds: float = 10.0, processes: int | None = 
     for b in sorted({1, impala_batch, seed_batch}):
         echo(f"[roofline] inference: {config.network}, batch {b}, {seconds:g}s")
         inference[str(b)] = measure_inference(agent, obs_space, b, seconds, fps_unit)
+    from seed.bench import bare_infer  # TensorFlow: never imported by the simulation workers
+    inference_vs_bare = None
+    if bare_infer.has_bare_inference(config):
+        inference_vs_bare = {}
+        for b in sorted({1, impala_batch, seed_batch}):
+            echo(f"[roofline] inference in turns with the same step in bare TensorFlow, and "
+                 f"its parts: batch {b}, {seconds / 2:g}s each")
+            timers = bare_infer.inference_timers(agent, config, obs_space, b, fps_unit)
+            inference_vs_bare[str(b)] = bare_infer.summarize(
+                {name: rates(t) for name, t in
+                 alternate(timers, seconds / 2, INFERENCE_ROUNDS).items()})
     timers = {"agent": training_timer(agent, config, obs_space, fps_unit)}
-    from seed.bench import bare_step  # TensorFlow: never imported by the simulation workers
+    from seed.bench import bare_step
     if config.agent == "vtrace" and config.network in bare_step.NETWORKS:
         timers["bare"] = bare_step.bare_training_timer(config, agent.num_actions, fps_unit)
     echo(f"[roofline] training: batch {config.batch_size} x T={config.unroll_length}, "
@@ -349,7 +369,8 @@ def run_roofline(config: Config, seconds: float = 10.0, processes: int | None = 
             "env_kwargs")},
         "seed_batch": seed_batch, "impala_batch": impala_batch,
         "cores": cores, "frames_per_step": fps_unit, "seconds_per_measurement": seconds,
-        "simulation": sim, "inference": inference, "training": training,
+        "simulation": sim, "inference": inference, "inference_vs_bare": inference_vs_bare,
+        "training": training,
         "bare_training": bare, "seed_data_path": data_path, "seed_lockstep_serve": lockstep,
         "costs_cpu_s_per_frame": costs, "ceilings": ceil, "formula": FORMULA,
         "machine": machine_facts(), "measured_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
@@ -369,6 +390,14 @@ def format_roofline(r: dict) -> str:
         lines.append(f"  inference batch {int(b):>4}: {m['frames_per_s']:,.0f} frames/s on its "
                      f"own; {us(m['cpu_s_per_frame'])} CPU per frame, "
                      f"{1e3 * m['wall_s_per_call']:.2f} ms per call")
+    for b, m in sorted((r.get("inference_vs_bare") or {}).items(), key=lambda kv: int(kv[0])):
+        parts = m["agent_parts_ms"]
+        lines.append(f"  inference batch {int(b):>4} vs bare TensorFlow "
+                     f"(seed/bench/bare_infer.py): agent {m['agent_ms_per_call']:.2f} ms, bare {m['bare_ms_per_call']:.2f} ms "
+                     f"per call; infer_over_bare {m['infer_over_bare']:.2f}")
+        lines.append("    the agent's call in parts, each alone: " + ", ".join(
+            f"{name.replace('_', ' ')} {ms:.2f}" for name, ms in parts.items())
+            + f"; the rest (dispatch, glue) {m['agent_rest_ms']:.2f} ms")
     t = r["training"]
     lines.append(f"  training: {t['frames_per_s']:,.0f} frames/s on its own; "
                  f"{us(c['train'])} CPU per frame, {1e3 * t['wall_s_per_step']:.1f} ms per step")
