@@ -200,7 +200,7 @@ def test_train_step_loss_priorities_and_target_updates_match_numpy():
     config = make_config(burn_in=2, unroll_length=5, n_steps=3, batch_size=6,
                          target_update_period=2, importance_sampling_exponent=0.7)
     agent = R2D2Agent(config, OBS_SPACE, ACT_SPACE)
-    agent._diagnose = diagnostics.Sampler(interval_s=0.0)  # every step diagnosed
+    agent._diagnose = diagnostics.Sampler(interval_s=0.0, min_steps=0)  # every step diagnosed
     buffer = RecordingReplay(50, config.priority_exponent, config.importance_sampling_exponent)
     rng = np.random.default_rng(0)
     for _ in range(10):
@@ -285,7 +285,7 @@ def test_replay_ratio_holds_training_and_inserts_to_it():
     # ratio 2, 3 training envs, batch 8: error buffer 2 * 3 + 8 = 14, and
     # credit = 2 * (inserted - min_size 1) - sequences trained.
     agent = R2D2Agent(make_config(replay_min_size=1, replay_ratio=2.0), OBS_SPACE, ACT_SPACE)
-    agent._diagnose = diagnostics.Sampler(interval_s=0.0)  # every step diagnosed
+    agent._diagnose = diagnostics.Sampler(interval_s=0.0, min_steps=0)  # every step diagnosed
     assert agent.unroll_overlap == 2  # burn_in 1 + the shared last step
     buffer = agent.new_buffer()
     assert buffer.limiter.error_buffer == 14

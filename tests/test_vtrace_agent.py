@@ -122,7 +122,7 @@ def test_diagnosed_and_plain_train_steps_update_the_same_way():
     for interval_s in (0.0, 1e9):  # every step diagnosed; only the first
         agent = VTraceAgent(config, OBS, ACT)
         agent.restore_state(probe.checkpoint_state())  # the same starting point
-        agent._diagnose = diagnostics.Sampler(interval_s, clock=lambda: 0.0)
+        agent._diagnose = diagnostics.Sampler(interval_s, min_steps=0, clock=lambda: 0.0)
         buffer = agent.new_buffer()
         for u in unrolls:
             buffer.put(u)
