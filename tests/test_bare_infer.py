@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from seed.bench import bare_infer
+from seed.bench.roofline import inference_inputs
 from seed.bench.timing import alternate, rates
 from seed.config import Config
 from seed.runtime.learner_core import EnvSpec
@@ -59,7 +60,8 @@ def test_which_configs_have_a_bare_reference(fields, has):
 
 def test_timers_give_the_ratio_and_every_part_of_the_agents_call():
     config, spec, agent = pong_agent(jit_inference=True)
-    timers = bare_infer.inference_timers(agent, config, spec.observation_space, 2, 4)
+    inputs = inference_inputs(agent, spec.observation_space, 2)
+    timers = bare_infer.inference_timers(agent, config, spec.observation_space, inputs, 4)
     m = bare_infer.summarize({name: rates(t) for name, t in alternate(timers, 0.0, 1).items()})
     assert set(m["agent_parts_ms"]) == {"network", "stack_update", "sampling",
                                         "host_copies_in", "host_copies_out"}

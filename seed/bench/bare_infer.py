@@ -89,15 +89,16 @@ def _timer(call, batch: int, frames_per_step: int):
     return step_timer(call, lambda _: batch, frames_per_step, min_steps=5)
 
 
-def inference_timers(agent, config, observation_space, batch: int,
+def inference_timers(agent, config, observation_space, inputs,
                      frames_per_step: int) -> dict:
     """``{name: step_timer}`` for :func:`seed.bench.timing.alternate`: ``agent`` (its
-    ``infer`` on envs ``0..batch-1``), ``bare`` (:class:`BareInference` on the same inputs)
-    and the parts of the agent's call (module doc), named ``part_*``."""
-    from seed.bench.roofline import inference_inputs
+    ``infer`` on ``inputs``, ``(env_ids, prev_action, env_output)`` of a batch of envs
+    ``0..batch-1``), ``bare`` (:class:`BareInference` on the same inputs) and the parts of
+    the agent's call (module doc), named ``part_*``."""
     from seed.networks import frame_stack
     from seed.types import EnvOutput
-    env_ids, prev, env_out = inference_inputs(agent, observation_space, batch)
+    env_ids, prev, env_out = inputs
+    batch = len(env_ids)
     stack_size = int(config.network_kwargs.get("stack_size", 4))
     kwargs = {k: v for k, v in config.network_kwargs.items() if k != "stack_size"}
     bare = BareInference(config.network, agent.num_actions, batch, observation_space.shape,

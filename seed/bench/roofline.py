@@ -322,7 +322,8 @@ def run_roofline(config: Config, seconds: float = 10.0, processes: int | None = 
         for b in sorted({1, impala_batch, seed_batch}):
             echo(f"[roofline] inference in turns with the same step in bare TensorFlow, and "
                  f"its parts: batch {b}, {seconds / 2:g}s each")
-            timers = bare_infer.inference_timers(agent, config, obs_space, b, fps_unit)
+            timers = bare_infer.inference_timers(
+                agent, config, obs_space, inference_inputs(agent, obs_space, b), fps_unit)
             inference_vs_bare[str(b)] = bare_infer.summarize(
                 {name: rates(t) for name, t in
                  alternate(timers, seconds / 2, INFERENCE_ROUNDS).items()})
