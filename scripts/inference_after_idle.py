@@ -38,9 +38,9 @@ def main() -> None:
 
     agent, spec = build_agent(config_lib.load(args.config, {"arch": "seed"}))
     b = args.batch
-    env_ids, prev, env_out, state = inference_inputs(agent, spec.observation_space, b)
+    env_ids, prev, env_out = inference_inputs(agent, spec.observation_space, b)
     for _ in range(5):  # trace and warm up
-        prev, _, state = agent.infer(env_ids, prev, env_out, state)
+        prev, _ = agent.infer(env_ids, prev, env_out)
 
     medians = {}
     for gap_s in (0.0, args.gap_ms / 1000.0):
@@ -49,7 +49,7 @@ def main() -> None:
             if gap_s:
                 time.sleep(gap_s)
             t0 = time.perf_counter()
-            prev, _, state = agent.infer(env_ids, prev, env_out, state)
+            prev, _ = agent.infer(env_ids, prev, env_out)
             times.append(time.perf_counter() - t0)
         ms = 1e3 * np.asarray(times)
         medians[gap_s] = float(np.median(ms))

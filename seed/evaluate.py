@@ -195,18 +195,17 @@ def play_episode(agent, env, rng, epsilon=0.0, sample=False, reset_seed=None, ma
     """One episode with a batch of one: (raw return, length in steps, observations)."""
     from seed.types import EnvOutput
     obs, _ = env.reset(seed=reset_seed)
-    core_state = agent.initial_state(1)
+    env_ids = np.zeros(1, np.int32)
+    agent.reset_core_state(env_ids)
     prev_action = np.zeros(1, np.int32)
     reward, done = 0.0, True  # done marks the first observation of an episode
-    env_ids = np.zeros(1, np.int32)
     n_actions = int(env.action_space.n)
     ret, length = 0.0, 0
     observations = [np.array(obs)] if keep_observations else []
     while True:
         env_output = EnvOutput(np.array([reward], np.float32), np.array([done], bool),
                                np.asarray(obs)[None])
-        action, agent_output, core_state = agent.infer(env_ids, prev_action, env_output,
-                                                       core_state)
+        action, agent_output = agent.infer(env_ids, prev_action, env_output)
         a = int(np.asarray(action)[0]) if sample else int(greedy_action(agent_output)[0])
         if epsilon and rng.random() < epsilon:
             a = int(rng.integers(n_actions))

@@ -46,7 +46,8 @@ def run_bandit(config, envs=8, unroll_length=8, updates=None):
     rng = np.random.default_rng(config.seed)
     B, T = envs, unroll_length
     envs = [ContextualBandit(rng) for _ in range(B)]
-    config = dataclasses.replace(config, unroll_length=T, discounting=0.9)
+    config = dataclasses.replace(config, unroll_length=T, discounting=0.9, actors=1,
+                                 envs_per_actor=B)
     agent = VTraceAgent(config, envs[0].observation_space, envs[0].action_space)
     buffer = agent.new_buffer()
 
@@ -54,7 +55,6 @@ def run_bandit(config, envs=8, unroll_length=8, updates=None):
     reward = np.zeros(B, np.float32)
     done = np.ones(B, bool)  # run start
     prev_action = np.zeros(B, np.int32)
-    state = agent.initial_state(B)
     # Per env, the steps so far: (core state before, prev_action, env output, agent output).
     partial = [[] for _ in range(B)]
     rewards_seen = []
@@ -63,8 +63,8 @@ def run_bandit(config, envs=8, unroll_length=8, updates=None):
     while (trained < updates) if updates else (step < 50 * T + 1):
         step += 1
         env_output = EnvOutput(reward, done, obs)
-        action, agent_output, new_state = agent.infer(np.arange(B), prev_action, env_output,
-                                                      state)
+        state = agent.read_core_state(np.arange(B))
+        action, agent_output = agent.infer(np.arange(B), prev_action, env_output)
         for i in range(B):
             partial[i].append((tuple(s[i] for s in state), prev_action[i],
                                EnvOutput(reward[i], done[i], obs[i]),
@@ -86,6 +86,6 @@ def run_bandit(config, envs=8, unroll_length=8, updates=None):
         done = np.array([r[2] for r in results])
         obs = np.stack([e.reset() if d else r[0] for e, r, d in zip(envs, results, done)])
         rewards_seen.append(reward.mean())
-        prev_action, state = action, new_state
+        prev_action = action
 
     return np.mean(rewards_seen[:5 * T]), np.mean(rewards_seen[-5 * T:])

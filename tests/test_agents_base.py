@@ -67,7 +67,10 @@ def test_jit_inference_gives_the_plain_networks_outputs(agent_name, network_kwar
     env_output = EnvOutput(rng.normal(size=n).astype(np.float32), rng.random(n) < 0.3, obs)
     prev_action = rng.integers(0, 3, n).astype(np.int32)
     state = tuple(s + rng.normal(size=s.shape).astype(s.dtype) for s in agent.initial_state(n))
-    action, agent_output, new_state = agent.infer(np.arange(n), prev_action, env_output, state)
+    for table, rows in zip(agent.core_states.variables, state):
+        table[:n].assign(rows)
+    action, agent_output = agent.infer(np.arange(n), prev_action, env_output)
+    new_state = agent.read_core_state(np.arange(n))
     want, want_state = agent.network(tf.constant(prev_action), EnvOutput(
         *(tf.constant(x) for x in env_output)), tuple(tf.constant(s) for s in state))
     key = "policy_logits" if agent_name == "vtrace" else "q_values"

@@ -117,6 +117,16 @@ def test_roofline_json_and_ceiling_formula(tmp_path):
     assert r["bare_training"] is None  # the bare reference exists for the Atari networks only
     assert "bare TensorFlow" not in roofline.format_roofline(r)
     r["bare_training"] = {"frames_per_s": 2000.0, "wall_s_per_step": 0.04, "agent_over_bare": 0.5}
+    assert r["inference_vs_bare"] is None  # likewise the bare inference step
+    r["inference_vs_bare"] = {"16": {
+        "agent_ms_per_call": 5.0, "bare_ms_per_call": 4.5, "infer_over_bare": 0.9,
+        "agent_parts_ms": {"network": 4.0, "stack_update": 0.3, "sampling": 0.1,
+                           "host_copies_in": 0.1, "host_copies_out": 0.05},
+        "agent_rest_ms": 0.45}}
+    text = roofline.format_roofline(r)
+    assert "inference batch   16 vs bare TensorFlow" in text and "infer_over_bare 0.90" in text
+    assert ("network 4.00, stack update 0.30, sampling 0.10, host copies in 0.10, host copies "
+            "out 0.05; the rest (dispatch, glue) 0.45 ms") in text
     assert "the agent's step runs at 0.50 x its speed" in roofline.format_roofline(r)
     # compare reads it: fractions of the ceiling per architecture
     summary = {"seed_fps_mean": ceil["seed_serve"] / 2, "impala_fps": ceil["impala_serve"] / 4}

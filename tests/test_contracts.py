@@ -166,12 +166,13 @@ def test_every_agent_is_an_agent(name):
     assert all(c.startswith("dead_relu_") for c in agent.relu_columns)
     state = agent.initial_state(2)
     from seed.types import EnvOutput
-    action, output, new_state = agent.infer(
+    agent.reset_core_state(np.arange(2))
+    action, output = agent.infer(
         np.arange(2), np.zeros(2, np.int32),
-        EnvOutput(np.zeros(2, np.float32), np.ones(2, bool), np.zeros((2, 3), np.float32)),
-        state)
+        EnvOutput(np.zeros(2, np.float32), np.ones(2, bool), np.zeros((2, 3), np.float32)))
     assert action.dtype == np.int32 and action.shape == (2,)
     assert all(v.shape[0] == 2 for v in output.values())
+    new_state = agent.read_core_state(np.arange(2))
     assert [s.shape for s in new_state] == [s.shape for s in state]
     agent.set_progress(0.5)
     assert agent.parameters() and isinstance(agent.is_eval_env(0), bool)

@@ -16,22 +16,21 @@ def _catch():
     return config, spec, make_agent(config, spec.observation_space, spec.action_space)
 
 
-def test_no_inference_answers_zeros_of_the_agents_shapes_and_keeps_the_state():
+def test_no_inference_answers_zeros_of_the_agents_shapes_and_initial_states():
     config, spec, agent = _catch()
     null = NoInference(agent, spec.observation_space)
     assert (null.unroll_length, null.unroll_overlap) == (agent.unroll_length,
                                                          agent.unroll_overlap)
     obs = np.ones((4,) + spec.observation_space.shape, spec.observation_space.dtype)
     env_output = EnvOutput(np.ones(4, np.float32), np.zeros(4, bool), obs)
-    state = agent.initial_state(4)
-    action, outputs, new_state = null.infer(np.arange(4), np.zeros(4, np.int32), env_output,
-                                            state)
-    _, real, _ = agent.infer(np.arange(4), np.zeros(4, np.int32), env_output, state)
+    action, outputs = null.infer(np.arange(4), np.zeros(4, np.int32), env_output)
+    _, real = agent.infer(np.arange(4), np.zeros(4, np.int32), env_output)
     assert action.tolist() == [0, 0, 0, 0]
     assert set(outputs) == set(real) | {"action"}
     for key, value in real.items():
         assert outputs[key].shape == np.asarray(value).shape and not outputs[key].any(), key
-    assert new_state is state
+    for got, want in zip(null.read_core_state(np.arange(3)), agent.initial_state(3)):
+        np.testing.assert_array_equal(got, want)
 
 
 def test_measure_reports_per_frame_costs_of_both_sides():

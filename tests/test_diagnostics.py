@@ -96,14 +96,33 @@ def test_a_diagnostics_metric_is_averaged_over_the_steps_that_reported_it():
 
 def test_sampler_diagnoses_the_first_step_then_one_per_interval():
     now = [100.0]
-    sampler = diagnostics.Sampler(interval_s=0.5, clock=lambda: now[0])
+    sampler = diagnostics.Sampler(interval_s=0.5, min_steps=0, clock=lambda: now[0])
     seen = []
     for t in (100.0, 100.2, 100.49, 100.5, 100.7, 101.2, 101.3):
         now[0] = t
         seen.append(sampler.due())
     assert seen == [True, False, False, True, False, True, False]
-    always = diagnostics.Sampler(interval_s=0.0, clock=lambda: 0.0)
+    always = diagnostics.Sampler(interval_s=0.0, min_steps=0, clock=lambda: 0.0)
     assert all(always.due() for _ in range(3))
+
+
+def test_sampler_waits_for_the_interval_and_the_steps_or_the_longest_gap():
+    """Steps slower than the interval are diagnosed once per ``min_steps + 1``, faster ones
+    once per interval; none waits past the gap."""
+    def seen(step_s, calls, **kw):
+        now = [0.0]
+        sampler = diagnostics.Sampler(clock=lambda: now[0], **kw)
+        out = []
+        for i in range(calls):
+            now[0] = i * step_s
+            out.append(sampler.due())
+        return out
+
+    T, F = True, False
+    assert seen(0.3, 9, interval_s=0.2, min_steps=3, max_gap_s=10.0) == [T, F, F, F, T, F, F, F, T]
+    assert seen(0.045, 11, interval_s=0.2, min_steps=3, max_gap_s=10.0) == \
+        [T, F, F, F, F, T, F, F, F, F, T]
+    assert seen(0.6, 5, interval_s=0.2, min_steps=100, max_gap_s=1.0) == [T, F, T, F, T]
 
 
 def test_the_nature_cnn_reports_its_four_relu_layers_by_name():

@@ -65,12 +65,12 @@ def pong_unrolls(agent, env, count, T, seed=0):
     obs, _ = env.reset(seed=seed)
     reward, done = np.zeros(1, np.float32), np.ones(1, bool)
     prev_action = np.zeros(1, np.int32)
-    state = agent.initial_state(1)
+    agent.reset_core_state(np.zeros(1, np.int32))
     steps, unrolls = [], []
     while len(unrolls) < count:
         env_output = EnvOutput(reward, done, obs[None])
-        action, out, new_state = agent.infer(np.zeros(1, np.int32), prev_action, env_output,
-                                             state)
+        state = agent.read_core_state(np.zeros(1, np.int32))
+        action, out = agent.infer(np.zeros(1, np.int32), prev_action, env_output)
         steps.append((tuple(s[0] for s in state), prev_action[0], env_output,
                       {k: v[0] for k, v in out.items()}))
         if len(steps) == T + 1:
@@ -88,7 +88,7 @@ def pong_unrolls(agent, env, count, T, seed=0):
         done = np.asarray([terminated or truncated])
         if done[0]:
             obs, _ = env.reset()
-        prev_action, state = action.astype(np.int32), new_state
+        prev_action = action.astype(np.int32)
     return unrolls
 
 

@@ -70,7 +70,7 @@ class SimulatedActors:
         self.reward = np.zeros(num_envs, np.float32)
         self.done = np.ones(num_envs, bool)  # a run starts with a fresh episode
         self.prev_action = np.zeros(num_envs, np.int32)
-        self.state = agent.initial_state(num_envs)
+        agent.reset_core_state(np.arange(num_envs))
         self.pending = [[] for _ in range(num_envs)]
         self.first_state = [None] * num_envs
         self.episode_return = np.zeros(num_envs)
@@ -79,9 +79,9 @@ class SimulatedActors:
 
     def step(self):
         n = len(self.envs)
-        action, out, new_state = self.agent.infer(
-            np.arange(n, dtype=np.int32), self.prev_action,
-            EnvOutput(self.reward, self.done, self.obs), self.state)
+        self.state = self.agent.read_core_state(np.arange(n))
+        action, out = self.agent.infer(np.arange(n, dtype=np.int32), self.prev_action,
+                                       EnvOutput(self.reward, self.done, self.obs))
         for i, env in enumerate(self.envs):
             if not self.pending[i]:
                 self.first_state[i] = tuple(s[i] for s in self.state)
@@ -109,7 +109,6 @@ class SimulatedActors:
                 self.returns[i].append(self.episode_return[i])
                 self.episode_return[i] = 0.0
         self.prev_action = action.astype(np.int32)
-        self.state = new_state
 
 
 def test_make_agent_builds_r2d2_and_validates_burn_in():
@@ -135,8 +134,8 @@ def test_infer_per_env_epsilons_and_eval_envs():
     for b in (1, 3, 5):
         env = EnvOutput(np.zeros(b, np.float32), np.ones(b, bool),
                         np.tile([[1.0, 0.0]], (b, 1)).astype(np.float32))
-        action, out, state = agent.infer(np.arange(b, dtype=np.int32) % 6,
-                                         np.zeros(b, np.int32), env, agent.initial_state(b))
+        action, out = agent.infer(np.arange(b, dtype=np.int32), np.zeros(b, np.int32), env)
+        state = agent.read_core_state(np.arange(b))
         assert action.dtype == np.int32 and action.shape == (b,)
         assert out["q_values"].shape == (b, 2) and out["action"].shape == (b,)
         assert len(state) == 2 and state[0].shape == (b, 8)
@@ -147,8 +146,9 @@ def test_infer_per_env_epsilons_and_eval_envs():
     env_ids = np.repeat(np.array([0, 3, 5], np.int32), b)
     env = EnvOutput(np.zeros(3 * b, np.float32), np.ones(3 * b, bool),
                     np.tile([[1.0, 0.0]], (3 * b, 1)).astype(np.float32))
-    action, out, _ = agent.infer(env_ids, np.zeros(3 * b, np.int32), env,
-                                 agent.initial_state(3 * b))
+    # Ids repeat within the batch: their rows of the state table collide, which does not
+    # matter here (done everywhere: every row starts from the initial state).
+    action, out = agent.infer(env_ids, np.zeros(3 * b, np.int32), env)
     greedy = np.argmax(out["q_values"], -1)
     off = (action != greedy).reshape(3, b).mean(1)
     np.testing.assert_allclose(off[:2], [0.4 / 2, 0.4 ** 8 / 2], atol=0.03)
@@ -200,7 +200,7 @@ def test_train_step_loss_priorities_and_target_updates_match_numpy():
     config = make_config(burn_in=2, unroll_length=5, n_steps=3, batch_size=6,
                          target_update_period=2, importance_sampling_exponent=0.7)
     agent = R2D2Agent(config, OBS_SPACE, ACT_SPACE)
-    agent._diagnose = diagnostics.Sampler(interval_s=0.0)  # every step diagnosed
+    agent._diagnose = diagnostics.Sampler(interval_s=0.0, min_steps=0)  # every step diagnosed
     buffer = RecordingReplay(50, config.priority_exponent, config.importance_sampling_exponent)
     rng = np.random.default_rng(0)
     for _ in range(10):
@@ -285,7 +285,7 @@ def test_replay_ratio_holds_training_and_inserts_to_it():
     # ratio 2, 3 training envs, batch 8: error buffer 2 * 3 + 8 = 14, and
     # credit = 2 * (inserted - min_size 1) - sequences trained.
     agent = R2D2Agent(make_config(replay_min_size=1, replay_ratio=2.0), OBS_SPACE, ACT_SPACE)
-    agent._diagnose = diagnostics.Sampler(interval_s=0.0)  # every step diagnosed
+    agent._diagnose = diagnostics.Sampler(interval_s=0.0, min_steps=0)  # every step diagnosed
     assert agent.unroll_overlap == 2  # burn_in 1 + the shared last step
     buffer = agent.new_buffer()
     assert buffer.limiter.error_buffer == 14
@@ -349,8 +349,7 @@ def greedy_q_at_start(agent):
     # The first step of an episode that follows an optimal one (the LSTM also sees the
     # previous reward, 1, and action, 0, which the policy sees at such a step).
     env = EnvOutput(np.ones(1, np.float32), np.ones(1, bool), np.array([[1.0, 0.0]], np.float32))
-    _, out, _ = agent.infer(np.array([agent.num_envs - 1], np.int32), np.zeros(1, np.int32),
-                            env, agent.initial_state(1))
+    _, out = agent.infer(np.array([agent.num_envs - 1], np.int32), np.zeros(1, np.int32), env)
     return h_inv(out["q_values"][0].astype(np.float64), agent.config.value_rescale_eps)
 
 

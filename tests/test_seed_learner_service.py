@@ -209,7 +209,7 @@ def test_one_batch_of_two_actors_answers_each_its_envs_and_extends_their_unrolls
             for ids, run in (([2, 3], "run-b"), ([0, 1], "run-a"))]
     actions = [f.result(timeout=30) for f in futs]
     assert [a.shape for a in actions] == [(2,), (2,)]
-    np.testing.assert_array_equal(service.store.prev_action[[2, 3, 0, 1]],
+    np.testing.assert_array_equal(service.runs.prev_action[[2, 3, 0, 1]],
                                   np.concatenate(actions))
     assert wait_for(lambda: [service.builder.pending(e) for e in range(4)] == [1, 1, 1, 1])
     assert core.stats.env_steps == 4

@@ -68,13 +68,38 @@ def test_an_overlap_that_leaves_no_new_step_is_refused(overlap):
         UnrollBuilder(num_envs=1, unroll_length=3, overlap=overlap)
 
 
-def batch_step(t, rows):
-    """Step ``t`` of every env in ``rows``: env ``e``'s values are ``100 * e + t``."""
+def batch_step(b, t, rows, skip=None):
+    """Step ``t`` of every env in ``rows``: env ``e``'s values are ``100 * e + t``; the core
+    state only of the rows the builder asks it for."""
     v = np.asarray(rows) * 100 + t
-    return dict(core_state=(v.astype(np.float32)[:, None],), prev_action=v.astype(np.int32),
+    wanted = b.rows_wanting_state(rows, skip)
+    return dict(core_state=(v.astype(np.float32)[wanted, None],), prev_action=v.astype(np.int32),
                 env_output=EnvOutput(reward=v.astype(np.float32), done=v % 100 == 0,
                                      observation=np.repeat(v[:, None], 2, axis=1)),
-                agent_output={"baseline": -v.astype(np.float32)}, action=(v + 1).astype(np.int32))
+                agent_output={"baseline": -v.astype(np.float32)}, action=(v + 1).astype(np.int32),
+                skip=skip)
+
+
+def test_the_core_state_is_asked_for_only_where_an_unroll_can_start():
+    T = 4
+    for overlap, starts in ((1, [0, 4, 8, 12]), (3, [0, 2, 4, 6, 8, 10, 12])):
+        b = UnrollBuilder(num_envs=1, unroll_length=T, overlap=overlap)
+        asked = []
+        for t in range(13):
+            if b.wants_state(0):
+                asked.append(t)
+            b.append(0, (np.full(1, t),) if b.wants_state(0) else None, **step_values(t))
+        assert asked == starts
+
+
+def test_a_step_that_can_start_an_unroll_needs_its_core_state():
+    b = UnrollBuilder(num_envs=1, unroll_length=2)
+    with pytest.raises(ValueError, match="without its core state"):
+        b.append(0, None, **step_values(0))
+    step = batch_step(b, 0, [0])
+    step["core_state"] = (np.zeros((0, 1), np.float32),)
+    with pytest.raises(IndexError):
+        b.append_batch([0], **step)
 
 
 def test_a_batch_append_builds_each_rows_env_and_fills_in_the_action():
@@ -82,7 +107,7 @@ def test_a_batch_append_builds_each_rows_env_and_fills_in_the_action():
     rows = [3, 0, 2]  # a batch's rows need not be in env order
     completed = []
     for t in range(5):
-        completed += b.append_batch(rows, **batch_step(t, rows))
+        completed += b.append_batch(rows, **batch_step(b, t, rows))
     assert [env for env, _ in completed] == [3, 0, 2, 3, 0, 2]  # steps 0-2, then 2-4
     for n, (env, u) in enumerate(completed):
         steps = 100 * env + np.arange(3) + 2 * (n // 3)
@@ -99,7 +124,7 @@ def test_a_batch_append_keeps_an_action_the_agent_output_already_has():
     b = UnrollBuilder(num_envs=1, unroll_length=1)
     completed = []
     for t in range(2):
-        step = batch_step(t, [0])
+        step = batch_step(b, t, [0])
         step["agent_output"]["action"] = np.array([7 + t], np.int32)
         completed += b.append_batch([0], **step)
     [(_, u)] = completed
@@ -111,7 +136,7 @@ def test_a_batch_append_skips_evaluation_envs():
     rows = [0, 1, 2, 3]
     completed = []
     for t in range(3):
-        completed += b.append_batch(rows, **batch_step(t, rows), skip=lambda env: env >= 2)
+        completed += b.append_batch(rows, **batch_step(b, t, rows, skip=lambda env: env >= 2))
     assert [env for env, _ in completed] == [0, 1, 0, 1]
     assert b.pending(2) == b.pending(3) == 0  # never a step of theirs
 
@@ -122,7 +147,7 @@ def test_a_batch_append_overlaps_unrolls_by_the_burn_in():
     rows = [1, 0]
     completed = []
     for t in range(12):
-        completed += b.append_batch(rows, **batch_step(t, rows))
+        completed += b.append_batch(rows, **batch_step(b, t, rows))
     for env in rows:  # each unroll starts T + 1 - overlap = 3 steps after the previous one
         starts = [int(u.prev_action[0]) - 100 * env for e, u in completed if e == env]
         assert starts == [0, 3, 6]

@@ -24,15 +24,14 @@ def _config(**kw):
 def _synthetic_unroll(agent, rng, T):
     """One env's unroll of T + 1 steps produced by the agent's own infer."""
     steps = []
-    state = agent.initial_state(1)
-    core_state = tuple(s[0] for s in state)
+    agent.reset_core_state(np.array([0]))
+    core_state = tuple(s[0] for s in agent.read_core_state(np.array([0])))
     prev_action = np.zeros(1, np.int32)
     for t in range(T + 1):
         env_output = EnvOutput(rng.normal(size=1).astype(np.float32),
                                np.array([t == 0 or rng.random() < 0.2]),
                                rng.integers(0, 256, (1,) + OBS.shape).astype(np.uint8))
-        action, agent_output, state = agent.infer(np.array([0]), prev_action, env_output,
-                                                  state)
+        action, agent_output = agent.infer(np.array([0]), prev_action, env_output)
         steps.append((prev_action[0], env_output, agent_output))
         prev_action = action
     return Unroll(
@@ -52,8 +51,8 @@ def test_infer_shapes_and_dtypes(lstm_size):
         assert all(isinstance(s, np.ndarray) for s in state)
         env_output = EnvOutput(np.zeros(B, np.float32), np.ones(B, bool),
                                rng.integers(0, 256, (B,) + OBS.shape).astype(np.uint8))
-        action, out, new_state = agent.infer(np.arange(B), np.zeros(B, np.int32), env_output,
-                                             state)
+        action, out = agent.infer(np.arange(B), np.zeros(B, np.int32), env_output)
+        new_state = agent.read_core_state(np.arange(B))
         assert action.dtype == np.int32 and action.shape == (B,)
         assert np.all((action >= 0) & (action < ACT.n))
         np.testing.assert_array_equal(out["action"], action)
@@ -66,18 +65,18 @@ def test_infer_shapes_and_dtypes(lstm_size):
 
 
 def test_infer_samples_from_the_policy():
-    agent = VTraceAgent(_config(), OBS, ACT)
+    agent = VTraceAgent(_config(actors=1, envs_per_actor=64), OBS, ACT)
     # Make the policy deterministic-ish: huge bias on action 2.
     policy = agent.network._policy
     policy.b.assign(np.array([0.0, 0.0, 30.0, 0.0], np.float32))
     B = 64
     env_output = EnvOutput(np.zeros(B, np.float32), np.zeros(B, bool),
                            np.zeros((B,) + OBS.shape, np.uint8))
-    action, _, _ = agent.infer(np.arange(B), np.zeros(B, np.int32), env_output, ())
+    action, _ = agent.infer(np.arange(B), np.zeros(B, np.int32), env_output)
     assert np.all(action == 2)
     policy.b.assign(np.zeros(4, np.float32))
     policy.w.assign(np.zeros_like(policy.w.numpy()))
-    action, _, _ = agent.infer(np.arange(B), np.zeros(B, np.int32), env_output, ())
+    action, _ = agent.infer(np.arange(B), np.zeros(B, np.int32), env_output)
     assert len(set(action.tolist())) > 1  # uniform policy: not always the same action
 
 
@@ -123,7 +122,7 @@ def test_diagnosed_and_plain_train_steps_update_the_same_way():
     for interval_s in (0.0, 1e9):  # every step diagnosed; only the first
         agent = VTraceAgent(config, OBS, ACT)
         agent.restore_state(probe.checkpoint_state())  # the same starting point
-        agent._diagnose = diagnostics.Sampler(interval_s, clock=lambda: 0.0)
+        agent._diagnose = diagnostics.Sampler(interval_s, min_steps=0, clock=lambda: 0.0)
         buffer = agent.new_buffer()
         for u in unrolls:
             buffer.put(u)

@@ -4,7 +4,11 @@ An agent owns a network (:mod:`seed.networks.base`) and its optimizer, and is
 an :class:`Agent`; its ``new_buffer()`` returns a :class:`Buffer`.
 
 ``infer`` is one batched policy step (SEED runs it on the learner for a batch
-of envs from many actors; IMPALA runs it on each actor for its own envs). Its
+of envs from many actors; IMPALA runs it on each actor for its own envs). The
+agent keeps every env's recurrent core state itself, on the TensorFlow side
+(:mod:`seed.agents.core_state_table`), so a step moves only observations and
+actions between NumPy and TensorFlow; the runtimes read an env's state where an
+unroll starts and reset it when the env's actor starts a new run. Its
 ``agent_output`` is stored in the unroll next to the env outputs, so the loss
 can see what the behaviour policy did. ``env_ids`` let an agent vary
 behaviour per env (R2D2's per-env epsilon) without the runtime knowing.
@@ -58,9 +62,16 @@ class Agent(Protocol):
         """The network's core state for ``batch_size`` envs at the start of a run."""
 
     def infer(self, env_ids: np.ndarray, prev_action: np.ndarray, env_output,
-              core_state: tuple[np.ndarray, ...],
-              ) -> tuple[np.ndarray, dict[str, np.ndarray], tuple[np.ndarray, ...]]:
-        """``(action int32 [B], agent_output {name: [B, ...]}, new_core_state)``."""
+              ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """``(action int32 [B], agent_output {name: [B, ...]})`` for the distinct envs
+        ``env_ids`` (in ``[0, config.num_envs)``); their core states, which the agent keeps,
+        advance by this step."""
+
+    def read_core_state(self, env_ids: np.ndarray) -> tuple[np.ndarray, ...]:
+        """The core state the envs' next ``infer`` starts from (an unroll's first state)."""
+
+    def reset_core_state(self, env_ids: np.ndarray) -> None:
+        """Put the envs' core states back to ``initial_state`` (a new run of their actor)."""
 
     def is_eval_env(self, env_id: int) -> bool:
         """An env that only evaluates: its episodes are logged apart and its steps never

@@ -21,10 +21,14 @@ call.
 
 ``update_ratio`` and the dead-unit shares are not free: a copy of every trainable
 variable and reductions over every ReLU output, ~1-1.5 ms of a 28 ms Pong train
-step on a 2-core CPU (issue 16). A :class:`Sampler` picks the steps that compute
-them, the first and then at most one per ``SAMPLE_INTERVAL_S``: a log interval
-(5 s) still averages several, at a hundredth of the cost on a fast learner. The
-optimizer step is the same with or without them.
+step on a 2-core CPU (issue 16), and at batch 32 ~13% of a step (70 of 550 ms of
+one thread's CPU, issue 24). A :class:`Sampler` picks the steps that compute them:
+the first, then one after at least ``SAMPLE_INTERVAL_S`` *and* ``SAMPLE_MIN_STEPS``
+steps, or after ``SAMPLE_MAX_GAP_S`` whatever the steps. A time interval alone
+diagnosed every third of Pong's 217 ms batch-32 steps (issue 24), every step of a
+step slower than the interval; the step count holds their share of the training time
+near 1 / ``SAMPLE_MIN_STEPS`` of the diagnosed step's extra cost, and the gap keeps at least one diagnosed step in a
+5 s log interval of slow steps. The optimizer step is the same with or without them.
 """
 
 from __future__ import annotations
@@ -33,24 +37,38 @@ import time
 
 import tensorflow as tf
 
-#: At most one diagnosed train step per this many seconds (the first step always is).
+#: A diagnosed train step needs this many seconds and this many steps since the last one
+#: (the first step always is), or this many seconds whatever the steps.
 SAMPLE_INTERVAL_S = 0.5
+SAMPLE_MIN_STEPS = 20
+SAMPLE_MAX_GAP_S = 4.0
 
 
 class Sampler:
-    """Says whether the next train step computes the costly diagnostics: the first
-    call, then whenever ``interval_s`` have passed since the last step that did."""
+    """Says whether the next train step computes the costly diagnostics: the first call,
+    then once ``interval_s`` have passed and ``min_steps`` steps were not diagnosed since
+    the last step that was, or once ``max_gap_s`` have passed."""
 
-    def __init__(self, interval_s: float = SAMPLE_INTERVAL_S, clock=time.monotonic):
+    def __init__(self, interval_s: float = SAMPLE_INTERVAL_S,
+                 min_steps: int = SAMPLE_MIN_STEPS, max_gap_s: float = SAMPLE_MAX_GAP_S,
+                 clock=time.monotonic):
         self.interval_s = float(interval_s)
+        self.min_steps = int(min_steps)
+        self.max_gap_s = float(max_gap_s)
         self._clock = clock
         self._last: float | None = None
+        self._skipped = 0  # steps not diagnosed since the last one that was
 
     def due(self) -> bool:
         now = self._clock()
-        if self._last is not None and now - self._last < self.interval_s:
-            return False
+        if self._last is not None:
+            waited = now - self._last
+            if waited < self.max_gap_s and (waited < self.interval_s
+                                            or self._skipped < self.min_steps):
+                self._skipped += 1
+                return False
         self._last = now
+        self._skipped = 0
         return True
 
 from seed.networks.relu_recording import recording_relu_outputs

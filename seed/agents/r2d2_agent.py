@@ -29,6 +29,7 @@ import tensorflow as tf
 from seed.agents import diagnostics, r2d2
 from seed.agents.base import (NamedVariables, module_variables, optimizer_variables,
                               traced_once, xla_batch_buckets)
+from seed.agents.core_state_table import CoreStateTable
 from seed.agents.optimizers import make_optimizer
 from seed.networks import make_network
 from seed.networks.base import create_variables
@@ -108,12 +109,13 @@ class R2D2Agent:
         env_spec = EnvOutput(
             tf.TensorSpec([None], tf.float32), tf.TensorSpec([None], tf.bool),
             tf.TensorSpec([None] + list(self._observation_shape), self._observation_dtype))
+        # Every env's core state, read and written inside the inference step.
+        self.core_states = CoreStateTable(self.num_envs, self.network.initial_state)
         # The inference path's forward pass, XLA-compiled when config.jit_inference.
         self._policy_step = (xla_batch_buckets(lambda a, e, s: self.network(a, e, s))
                              if config.jit_inference else self.network)
         self._infer_fn = traced_once(self._infer_graph, [
-            tf.TensorSpec([None], tf.int32), tf.TensorSpec([None], tf.int32), env_spec,
-            state_spec])
+            tf.TensorSpec([None], tf.int32), tf.TensorSpec([None], tf.int32), env_spec])
 
         steps = self.unroll_length + 1
 
@@ -159,22 +161,30 @@ class R2D2Agent:
         """True for the last ``config.eval_envs`` env ids: they act, they are not trained on."""
         return int(env_id) >= self.num_training_envs
 
-    def infer(self, env_ids, prev_action, env_output, core_state):
-        action, q_values, state = self._infer_fn(
-            env_ids, prev_action, EnvOutput(*env_output), tuple(core_state))
+    def infer(self, env_ids, prev_action, env_output):
+        """One batched policy step on the envs ``env_ids`` (distinct), their core state
+        read from and written back to :attr:`core_states`."""
+        action, q_values = self._infer_fn(env_ids, prev_action, EnvOutput(*env_output))
         action = action.numpy()
-        return (action, {"q_values": q_values.numpy(), "action": action},
-                tuple(s.numpy() for s in state))
+        return action, {"q_values": q_values.numpy(), "action": action}
 
-    def _infer_graph(self, env_ids, prev_action, env_output, core_state):
+    def read_core_state(self, env_ids):
+        return self.core_states.host_read(env_ids)
+
+    def reset_core_state(self, env_ids):
+        self.core_states.host_reset(env_ids)
+
+    def _infer_graph(self, env_ids, prev_action, env_output):
+        core_state = self.core_states.read(env_ids)
         outputs, state = self._policy_step(prev_action, env_output, core_state)
+        self.core_states.write(env_ids, state)
         q_values = outputs["q_values"]
         greedy = tf.argmax(q_values, axis=-1, output_type=tf.int32)
         batch = tf.shape(greedy)[0]
         epsilon = tf.gather(self._epsilon_table, env_ids)
         explore = self._action_rng.uniform([batch]) < epsilon
         random_action = self._action_rng.uniform([batch], 0, self.num_actions, tf.int32)
-        return tf.where(explore, random_action, greedy), q_values, tuple(state)
+        return tf.where(explore, random_action, greedy), q_values
 
     def set_progress(self, fraction: float) -> None:
         """Tell the agent how much of the frame budget is spent (``frames / config.frames``).

@@ -25,6 +25,7 @@ import tensorflow as tf
 from seed.agents import diagnostics
 from seed.agents.base import (NamedVariables, module_variables, optimizer_variables,
                               traced_once, xla_batch_buckets)
+from seed.agents.core_state_table import CoreStateTable
 from seed.agents.vtrace import actor_critic_loss, align_unroll
 from seed.agents.optimizers import make_optimizer
 from seed.networks import make_network
@@ -69,11 +70,13 @@ class VTraceAgent:
             return tuple(_spec(list(lead) + list(shape), dtype)
                          for shape, dtype in self._state_specs)
 
+        # Every env's core state, read and written inside the inference step.
+        self.core_states = CoreStateTable(config.num_envs, self.network.initial_state)
         # The inference path's forward pass, XLA-compiled when config.jit_inference.
         self._policy_step = (xla_batch_buckets(lambda a, e, s: self.network(a, e, s))
                              if config.jit_inference else self.network)
         self._infer_fn = traced_once(self._infer_graph, [
-            _spec([None], np.int32), env_spec([None]), state_spec([None])])
+            _spec([None], np.int32), _spec([None], np.int32), env_spec([None])])
 
         steps, batch = self.unroll_length + 1, int(config.batch_size)
         train_signature = [
@@ -91,27 +94,33 @@ class VTraceAgent:
     def initial_state(self, batch_size):
         return tuple(np.asarray(s) for s in self.network.initial_state(batch_size))
 
-    def _infer_graph(self, prev_action, env_output, core_state):
+    def _infer_graph(self, env_ids, prev_action, env_output):
+        core_state = self.core_states.read(env_ids)
         outputs, new_state = self._policy_step(prev_action, env_output, core_state)
+        self.core_states.write(env_ids, new_state)
         logits = outputs["policy_logits"]
         seed = self._rng.make_seeds(1)[:, 0]
         action = tf.random.stateless_categorical(logits, 1, seed, dtype=tf.int32)[:, 0]
-        return action, logits, outputs["baseline"], new_state
+        return action, logits, outputs["baseline"]
 
     def is_eval_env(self, env_id) -> bool:
         """Every env acts with the policy and is trained on."""
         del env_id
         return False
 
-    def infer(self, env_ids, prev_action, env_output, core_state):
-        """One batched policy step; ``env_ids`` are not used by this agent."""
-        del env_ids
-        action, logits, baseline, new_state = self._infer_fn(
-            prev_action, EnvOutput(*env_output), tuple(core_state))
+    def infer(self, env_ids, prev_action, env_output):
+        """One batched policy step on the envs ``env_ids`` (distinct), their core state
+        read from and written back to :attr:`core_states`."""
+        action, logits, baseline = self._infer_fn(env_ids, prev_action, EnvOutput(*env_output))
         action = action.numpy()
-        agent_output = {"action": action, "policy_logits": logits.numpy(),
+        return action, {"action": action, "policy_logits": logits.numpy(),
                         "baseline": baseline.numpy()}
-        return action, agent_output, tuple(s.numpy() for s in new_state)
+
+    def read_core_state(self, env_ids):
+        return self.core_states.host_read(env_ids)
+
+    def reset_core_state(self, env_ids):
+        self.core_states.host_reset(env_ids)
 
     # -- training ------------------------------------------------------------------------
 

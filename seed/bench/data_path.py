@@ -2,7 +2,7 @@
 
 The roofline's ceilings count simulation and inference only. What SEED adds per frame
 on top of them -- request building and encoding on the actor, gRPC both ways, decoding,
-batching, state gather and scatter, unroll assembly, the reply -- is measured here in
+batching, reading an unroll's first core state, unroll assembly, the reply -- is measured here in
 isolation: the real :class:`SeedLearnerService` in this process, whose agent answers
 every batch with action 0 at once (:class:`NoInference`, the real agent's state and
 output shapes), and ``actors`` client processes that each send the config's
@@ -38,11 +38,12 @@ class NoInference:
         self.unroll_length = agent.unroll_length
         self.unroll_overlap = agent.unroll_overlap
         obs = np.zeros((1,) + tuple(observation_space.shape), observation_space.dtype)
-        _, outputs, _ = agent.infer(np.zeros(1, np.int64), np.zeros(1, np.int32),
-                                    EnvOutput(np.zeros(1, np.float32), np.ones(1, bool), obs),
-                                    agent.initial_state(1))
+        _, outputs = agent.infer(np.zeros(1, np.int64), np.zeros(1, np.int32),
+                                 EnvOutput(np.zeros(1, np.float32), np.ones(1, bool), obs))
+        agent.reset_core_state(np.zeros(1, np.int64))
         self._row_shapes = {k: (np.asarray(v).shape[1:], np.asarray(v).dtype)
                             for k, v in outputs.items()}
+        self._initial_row = tuple(np.asarray(s)[0] for s in agent.initial_state(1))
 
     def initial_state(self, batch_size):
         return self._agent.initial_state(batch_size)
@@ -54,14 +55,21 @@ class NoInference:
     def new_buffer(self):
         return self._agent.new_buffer()
 
-    def infer(self, env_ids, prev_action, env_output, core_state):
+    def read_core_state(self, env_ids):
+        """The initial state's rows: the learner still copies an unroll's first state."""
+        return tuple(np.repeat(row[None], len(env_ids), axis=0) for row in self._initial_row)
+
+    def reset_core_state(self, env_ids):
+        del env_ids
+
+    def infer(self, env_ids, prev_action, env_output):
         del prev_action, env_output
         n = len(env_ids)
         outputs = {k: np.zeros((n,) + shape, dtype) for k, (shape, dtype)
                    in self._row_shapes.items()}
         action = np.zeros(n, np.int32)
         outputs["action"] = action
-        return action, outputs, core_state
+        return action, outputs
 
 
 def _client(address: str, spec_bytes: bytes, actor_id: int, env_ids: list, start: float,

@@ -14,6 +14,13 @@ second = 1) per env frame:
 * ``c_train``: ``agent.train_step`` on a buffer kept full of synthetic unrolls of
   the run's shapes; CPU time per step / (env steps trained x frames per step).
 
+For a V-trace config on an Atari network (no LSTM), ``agent.infer`` is also timed in
+turns with the same inference step written bare (:mod:`seed.bench.bare_infer`: frame
+stack update, forward pass, sampling, outputs to NumPy) at each of those batches, and
+``infer_over_bare`` (the agent's frames/s over the bare step's) says what the suite's
+structure costs on the inference path; the agent's call is broken down into its parts
+(network, stack update, sampling, host copies in and out), each timed alone.
+
 For a V-trace config on an Atari network, the same train step written bare
 (:mod:`seed.bench.bare_step`) is timed in turns with the agent's (``TRAINING_ROUNDS``
 blocks each, :func:`seed.bench.timing.alternate`), and
@@ -70,6 +77,8 @@ from seed.config import Config
 #: (seed/bench/timing.py): their ratio is the target of issue 16, and in turns the
 #: machine's drift does not fall on one of them alone.
 TRAINING_ROUNDS = 5
+#: The same for the agent's inference call, the bare one and the call's parts.
+INFERENCE_ROUNDS = 5
 
 FORMULA = ("ceiling_train = cores / (c_sim + c_inf + c_train); "
            "ceiling_serve = cores / (c_sim + c_inf); c_* in CPU seconds per env frame, "
@@ -163,25 +172,26 @@ def _observations(space, n: int, rng: np.random.Generator) -> np.ndarray:
 
 
 def inference_inputs(agent, observation_space, batch: int) -> tuple:
-    """``(env_ids, prev_action, env_output, core_state)`` for ``agent.infer`` on ``batch``
-    envs: random observations from the space, the agent's initial state."""
+    """``(env_ids, prev_action, env_output)`` for ``agent.infer`` on envs ``0..batch-1``:
+    random observations from the space; the envs' core states are reset."""
     from seed.types import EnvOutput
     obs = _observations(observation_space, batch, np.random.default_rng(0))
     env_out = EnvOutput(np.zeros(batch, np.float32), np.zeros(batch, bool), obs)
-    return (np.arange(batch, dtype=np.int32), np.zeros(batch, np.int32), env_out,
-            agent.initial_state(batch))
+    env_ids = np.arange(batch, dtype=np.int32)
+    agent.reset_core_state(env_ids)
+    return env_ids, np.zeros(batch, np.int32), env_out
 
 
 def measure_inference(agent, observation_space, batch: int, seconds: float,
                       frames_per_step: int, min_calls: int = 5) -> dict:
     """``agent.infer`` on ``batch`` envs, repeated for ``seconds`` (at least ``min_calls``)."""
-    env_ids, prev, env_out, state = inference_inputs(agent, observation_space, batch)
+    env_ids, prev, env_out = inference_inputs(agent, observation_space, batch)
     for _ in range(3):  # trace and warm up
-        prev, _, state = agent.infer(env_ids, prev, env_out, state)
+        prev, _ = agent.infer(env_ids, prev, env_out)
     calls = 0
     wall0, cpu0 = time.perf_counter(), time.process_time()
     while calls < min_calls or time.perf_counter() - wall0 < seconds:
-        prev, _, state = agent.infer(env_ids, prev, env_out, state)
+        prev, _ = agent.infer(env_ids, prev, env_out)
         calls += 1
     wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
     frames = calls * batch * frames_per_step
@@ -204,10 +214,17 @@ def synthetic_unrolls(agent, observation_space, count: int = 4, seed: int = 0) -
         done[0] = True
         env_out = EnvOutput(rng.choice([-1.0, 0.0, 1.0], steps).astype(np.float32), done, obs)
         prev = np.zeros(steps, np.int32)
-        # One row per step, all as env 0: an env id is an index (R2D2's epsilon per env).
-        _, agent_output, _ = agent.infer(np.zeros(steps, np.int32), prev, env_out,
-                                         agent.initial_state(steps))
-        prev[1:] = agent_output["action"][:-1]
+        # One step at a time, as env 0 (an env id indexes the agent's state and R2D2's
+        # epsilons, and a config may have fewer envs than an unroll has steps).
+        outputs = []
+        agent.reset_core_state(np.zeros(1, np.int32))
+        for t in range(steps):
+            _, output = agent.infer(np.zeros(1, np.int32), prev[t:t + 1],
+                                    EnvOutput(*(x[t:t + 1] for x in env_out)))
+            outputs.append(output)
+            if t + 1 < steps:
+                prev[t + 1] = output["action"][0]
+        agent_output = {k: np.concatenate([o[k] for o in outputs]) for k in outputs[0]}
         core_state = tuple(np.asarray(s)[0] for s in agent.initial_state(1))
         out.append(Unroll(core_state=core_state, prev_action=prev, env_output=env_out,
                           agent_output={k: np.asarray(v) for k, v in agent_output.items()}))
@@ -298,8 +315,20 @@ def run_roofline(config: Config, seconds: float = 10.0, processes: int | None = 
     for b in sorted({1, impala_batch, seed_batch}):
         echo(f"[roofline] inference: {config.network}, batch {b}, {seconds:g}s")
         inference[str(b)] = measure_inference(agent, obs_space, b, seconds, fps_unit)
+    from seed.bench import bare_infer  # TensorFlow: never imported by the simulation workers
+    inference_vs_bare = None
+    if bare_infer.has_bare_inference(config):
+        inference_vs_bare = {}
+        for b in sorted({1, impala_batch, seed_batch}):
+            echo(f"[roofline] inference in turns with the same step in bare TensorFlow, and "
+                 f"its parts: batch {b}, {seconds / 2:g}s each")
+            timers = bare_infer.inference_timers(
+                agent, config, obs_space, inference_inputs(agent, obs_space, b), fps_unit)
+            inference_vs_bare[str(b)] = bare_infer.summarize(
+                {name: rates(t) for name, t in
+                 alternate(timers, seconds / 2, INFERENCE_ROUNDS).items()})
     timers = {"agent": training_timer(agent, config, obs_space, fps_unit)}
-    from seed.bench import bare_step  # TensorFlow: never imported by the simulation workers
+    from seed.bench import bare_step
     if config.agent == "vtrace" and config.network in bare_step.NETWORKS:
         timers["bare"] = bare_step.bare_training_timer(config, agent.num_actions, fps_unit)
     echo(f"[roofline] training: batch {config.batch_size} x T={config.unroll_length}, "
@@ -341,7 +370,8 @@ def run_roofline(config: Config, seconds: float = 10.0, processes: int | None = 
             "env_kwargs")},
         "seed_batch": seed_batch, "impala_batch": impala_batch,
         "cores": cores, "frames_per_step": fps_unit, "seconds_per_measurement": seconds,
-        "simulation": sim, "inference": inference, "training": training,
+        "simulation": sim, "inference": inference, "inference_vs_bare": inference_vs_bare,
+        "training": training,
         "bare_training": bare, "seed_data_path": data_path, "seed_lockstep_serve": lockstep,
         "costs_cpu_s_per_frame": costs, "ceilings": ceil, "formula": FORMULA,
         "machine": machine_facts(), "measured_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
@@ -361,6 +391,14 @@ def format_roofline(r: dict) -> str:
         lines.append(f"  inference batch {int(b):>4}: {m['frames_per_s']:,.0f} frames/s on its "
                      f"own; {us(m['cpu_s_per_frame'])} CPU per frame, "
                      f"{1e3 * m['wall_s_per_call']:.2f} ms per call")
+    for b, m in sorted((r.get("inference_vs_bare") or {}).items(), key=lambda kv: int(kv[0])):
+        parts = m["agent_parts_ms"]
+        lines.append(f"  inference batch {int(b):>4} vs bare TensorFlow "
+                     f"(seed/bench/bare_infer.py): agent {m['agent_ms_per_call']:.2f} ms, bare {m['bare_ms_per_call']:.2f} ms "
+                     f"per call; infer_over_bare {m['infer_over_bare']:.2f}")
+        lines.append("    the agent's call in parts, each alone: " + ", ".join(
+            f"{name.replace('_', ' ')} {ms:.2f}" for name, ms in parts.items())
+            + f"; the rest (dispatch, glue) {m['agent_rest_ms']:.2f} ms")
     t = r["training"]
     lines.append(f"  training: {t['frames_per_s']:,.0f} frames/s on its own; "
                  f"{us(c['train'])} CPU per frame, {1e3 * t['wall_s_per_step']:.1f} ms per step")

@@ -1,7 +1,7 @@
 """The IMPALA actor: its own copy of the model, local inference, whole unrolls sent up.
 
 Per step it runs the policy on its ``envs_per_actor`` envs in one batch on the
-CPU, keeps the recurrent state itself and builds each env's unroll with the
+CPU (its agent keeps the envs' recurrent state) and builds each env's unroll with the
 same UnrollBuilder the SEED learner uses. When its envs complete an unroll
 (all at once: they step in lockstep) it sends them and pulls the learner's
 parameters if a newer version exists, so it never acts with parameters more
@@ -95,7 +95,7 @@ def _act(stub, task, actor_envs: ActorEnvs, policy: LocalPolicy, steps, max_step
     k = len(env_ids)
     builder = UnrollBuilder(k, agent.unroll_length, agent.unroll_overlap)
     pull_ms = policy.pull(stub)
-    core_state = agent.initial_state(k)
+    agent.reset_core_state(env_ids)  # a new run: its envs start from the initial state
     prev_action = np.zeros(k, np.int32)
     reward, done, obs = actor_envs.reset_all()
     observed_at = time.perf_counter()
@@ -105,12 +105,14 @@ def _act(stub, task, actor_envs: ActorEnvs, policy: LocalPolicy, steps, max_step
     t_log, steps_at_log = time.monotonic(), steps["n"]
     while not max_steps or steps["n"] < max_steps:
         env_output = EnvOutput(reward, done, obs)
+        # The core state before this step, of the envs an unroll can start at.
+        first = builder.rows_wanting_state(np.arange(k))
+        first_state = agent.read_core_state(env_ids[first]) if first.any() else ()
         t0 = time.perf_counter()
-        action, agent_output, new_state = agent.infer(env_ids, prev_action, env_output,
-                                                      core_state)
+        action, agent_output = agent.infer(env_ids, prev_action, env_output)
         inference_ms.append((time.perf_counter() - t0) * 1000.0)
         action = np.asarray(action, np.int32)
-        completed = builder.append_batch(np.arange(k), core_state, prev_action, env_output,
+        completed = builder.append_batch(np.arange(k), first_state, prev_action, env_output,
                                          agent_output, action)
         for sent, (i, unroll) in enumerate(completed):
             stub.SendUnroll(pb2.UnrollMessage(
@@ -132,7 +134,6 @@ def _act(stub, task, actor_envs: ActorEnvs, policy: LocalPolicy, steps, max_step
         if completed:
             inference_ms, action_latency_ms = [], []
             pull_ms = policy.pull(stub)
-        core_state = tuple(np.asarray(s) for s in new_state)
         prev_action = action
         action_latency_ms.append((time.perf_counter() - observed_at) * 1000.0)
         reward, done, obs, finished = actor_envs.step(action)

@@ -9,7 +9,7 @@ import grpc
 import numpy as np
 
 from seed.inference.batcher import Batch, BatcherClosed, InferenceBatcher
-from seed.inference.state_store import RecurrentStateStore
+from seed.inference.env_runs import EnvRuns
 from seed.runtime.learner_core import LearnerCore
 from seed.transport import limits as limits_lib
 from seed.transport import tensor as wire
@@ -44,7 +44,7 @@ class SeedLearnerService(pb2_grpc.LearnerServicer):
         obs = core.env_spec.observation_space
         self._obs_dtype = np.dtype(obs.dtype).name
         self._obs_shape = tuple(obs.shape)
-        self.store = RecurrentStateStore(self.num_envs, core.agent.initial_state)
+        self.runs = EnvRuns(self.num_envs)
         self.builder = UnrollBuilder(self.num_envs, core.agent.unroll_length,
                                      core.agent.unroll_overlap)
         self._is_eval_env = core.agent.is_eval_env
@@ -131,24 +131,30 @@ class SeedLearnerService(pb2_grpc.LearnerServicer):
     def _serve_batch(self, batch: Batch) -> None:
         """Infer one batch of actor steps, answer the actors, then extend the unrolls."""
         steps: list[ActorStep] = batch.requests
-        for s in steps:
-            for env_id in self.store.begin(s.env_ids, s.run_id).tolist():
-                self.builder.reset(env_id)  # a new run: drop the old run's half unroll
+        agent = self.core.agent
+        fresh = [self.runs.begin(s.env_ids, s.run_id) for s in steps]
+        fresh = np.concatenate(fresh) if len(fresh) > 1 else fresh[0]
+        if len(fresh):  # a new run: its envs start from the initial state, no half unroll
+            agent.reset_core_state(fresh)
+            for env_id in fresh.tolist():
+                self.builder.reset(env_id)
         env_ids, env_output = _concatenate(steps)
-        core_state, prev_action = self.store.gather(env_ids)
+        prev_action = self.runs.prev_action[env_ids]
+        # The core state before this step, of the envs an unroll can start at.
+        first = self.builder.rows_wanting_state(env_ids, skip=self._is_eval_env)
+        first_state = agent.read_core_state(env_ids[first]) if first.any() else ()
         t0 = time.perf_counter()
-        action, agent_output, new_state = self.core.agent.infer(
-            env_ids, prev_action, env_output, core_state)
+        action, agent_output = agent.infer(env_ids, prev_action, env_output)
         self.core.stats.add_learner_inference_time((time.perf_counter() - t0) * 1000.0)
         action = np.asarray(action, np.int32)
-        self.store.scatter(env_ids, new_state, action)
+        self.runs.prev_action[env_ids] = action
 
         bounds = np.cumsum([len(s.env_ids) for s in steps])[:-1]
         batch.reply(np.split(action, bounds))  # each actor its own envs' actions
 
         try:  # the actors have their actions: count the steps, extend the unrolls
             self.core.stats.add_env_steps(len(env_ids))
-            for _, unroll in self.builder.append_batch(env_ids, core_state, prev_action,
+            for _, unroll in self.builder.append_batch(env_ids, first_state, prev_action,
                                                        env_output, agent_output, action,
                                                        skip=self._is_eval_env):
                 self.core.enqueue(unroll)
