@@ -115,7 +115,7 @@ class Config:
         splits = self.effective_actor_splits()
         return self.actors * -(-self.envs_per_actor // splits)
 
-    def seed_takes_turns(self) -> bool:
+    def serve_runs_in_lockstep(self) -> bool:
         """One stream per actor and one inference batch of every env: SEED's inference,
         simulation and data path then take turns, which ``seed roofline`` bounds
         (``seed_lockstep_serve``, seed/bench/roofline.py)."""

@@ -16,8 +16,9 @@ Time step convention (the one upstream SEED RL uses):
   agent's own outputs (``policy_logits``/``baseline``, or ``q_values``).
 
 An unroll holds ``T + 1`` consecutive steps; consecutive unrolls of one env
-overlap by one step (the last step of one is the first of the next), so the
-last step serves as bootstrap.
+overlap by the agent's ``unroll_overlap`` steps (seed/unrolls.py): V-trace by one
+(the last step of one is the first of the next, and serves as bootstrap), R2D2 by
+``burn_in + 1`` (the burn-in steps of one sequence are trained on in the next).
 """
 
 from __future__ import annotations

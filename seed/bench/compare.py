@@ -273,7 +273,7 @@ def ceiling_fractions(path: Path, mode: str, summary: dict, config: dict) -> dic
     # run of that schedule only.
     lockstep, fps = roof.get("seed_lockstep_serve"), summary["seed_fps_mean"]
     if mode == "serve" and lockstep and \
-            dataclasses.replace(Config(**config), arch="seed").seed_takes_turns():
+            dataclasses.replace(Config(**config), arch="seed").serve_runs_in_lockstep():
         out["seed_lockstep_fps"] = lockstep["frames_per_s"]
         out["seed_lockstep_fraction"] = fps / lockstep["frames_per_s"] if fps else None
     return out

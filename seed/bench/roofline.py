@@ -100,7 +100,7 @@ def _simulate_inner(env_name: str, env_kwargs: dict, seconds: float, seed: int, 
     env = envs.make(env_name, **env_kwargs)
     rng = np.random.default_rng(seed)
     n = int(env.action_space.n)
-    fps_unit = int(env.frames_per_step)
+    frames_per_step = int(env.frames_per_step)
     env.reset(seed=seed)
     steps = 0
     wall0, cpu0 = time.perf_counter(), time.process_time()
@@ -112,8 +112,9 @@ def _simulate_inner(env_name: str, env_kwargs: dict, seconds: float, seed: int, 
                 env.reset()
         if time.perf_counter() - wall0 >= seconds:
             break
-    out.put({"steps": steps, "frames": steps * fps_unit, "wall_s": time.perf_counter() - wall0,
-             "cpu_s": time.process_time() - cpu0, "frames_per_step": fps_unit})
+    out.put({"steps": steps, "frames": steps * frames_per_step,
+             "wall_s": time.perf_counter() - wall0, "cpu_s": time.process_time() - cpu0,
+             "frames_per_step": frames_per_step})
     env.close()
 
 
@@ -308,13 +309,13 @@ def run_roofline(config: Config, seconds: float = 10.0, processes: int | None = 
     impala_batch = config.envs_per_actor
     echo(f"[roofline] simulation: {config.env}, {processes} process(es), {seconds:g}s")
     sim = measure_simulation(config.env, config.env_kwargs, seconds, processes)
-    fps_unit = sim["frames_per_step"]
+    frames_per_step = sim["frames_per_step"]
     agent, spec = build_agent(config)
     obs_space = spec.observation_space
     inference = {}
     for b in sorted({1, impala_batch, seed_batch}):
         echo(f"[roofline] inference: {config.network}, batch {b}, {seconds:g}s")
-        inference[str(b)] = measure_inference(agent, obs_space, b, seconds, fps_unit)
+        inference[str(b)] = measure_inference(agent, obs_space, b, seconds, frames_per_step)
     from seed.bench import bare_infer  # TensorFlow: never imported by the simulation workers
     inference_vs_bare = None
     if bare_infer.has_bare_inference(config):
@@ -323,14 +324,14 @@ def run_roofline(config: Config, seconds: float = 10.0, processes: int | None = 
             echo(f"[roofline] inference in turns with the same step in bare TensorFlow, and "
                  f"its parts: batch {b}, {seconds / 2:g}s each")
             timers = bare_infer.inference_timers(
-                agent, config, obs_space, inference_inputs(agent, obs_space, b), fps_unit)
+                agent, config, obs_space, inference_inputs(agent, obs_space, b), frames_per_step)
             inference_vs_bare[str(b)] = bare_infer.summarize(
                 {name: rates(t) for name, t in
                  alternate(timers, seconds / 2, INFERENCE_ROUNDS).items()})
-    timers = {"agent": training_timer(agent, config, obs_space, fps_unit)}
+    timers = {"agent": training_timer(agent, config, obs_space, frames_per_step)}
     from seed.bench import bare_step
     if config.agent == "vtrace" and config.network in bare_step.NETWORKS:
-        timers["bare"] = bare_step.bare_training_timer(config, agent.num_actions, fps_unit)
+        timers["bare"] = bare_step.bare_training_timer(config, agent.num_actions, frames_per_step)
     echo(f"[roofline] training: batch {config.batch_size} x T={config.unroll_length}, "
          f"{seconds:g}s" + (", in turns with the same step in bare TensorFlow"
                             if "bare" in timers else ""))
@@ -356,8 +357,8 @@ def run_roofline(config: Config, seconds: float = 10.0, processes: int | None = 
     data_path["seed_train_with_data_path"] = cores / (costs["sim"] + costs["inf_seed"]
                                                       + costs["train"] + data_path_cost)
     lockstep = None
-    if config.seed_takes_turns():
-        lockstep = lockstep_serve(config.num_envs, config.actors, cores, fps_unit, sim,
+    if config.serve_runs_in_lockstep():
+        lockstep = lockstep_serve(config.num_envs, config.actors, cores, frames_per_step, sim,
                                   inference[str(seed_batch)]["wall_s_per_call"], data_path)
         lockstep["fraction_of_serve_ceiling"] = lockstep["frames_per_s"] / ceil["seed_serve"]
     from seed.metrics.machine import machine_facts
@@ -369,7 +370,7 @@ def run_roofline(config: Config, seconds: float = 10.0, processes: int | None = 
             "inference_batch_size",
             "env_kwargs")},
         "seed_batch": seed_batch, "impala_batch": impala_batch,
-        "cores": cores, "frames_per_step": fps_unit, "seconds_per_measurement": seconds,
+        "cores": cores, "frames_per_step": frames_per_step, "seconds_per_measurement": seconds,
         "simulation": sim, "inference": inference, "inference_vs_bare": inference_vs_bare,
         "training": training,
         "bare_training": bare, "seed_data_path": data_path, "seed_lockstep_serve": lockstep,
@@ -394,8 +395,9 @@ def format_roofline(r: dict) -> str:
     for b, m in sorted((r.get("inference_vs_bare") or {}).items(), key=lambda kv: int(kv[0])):
         parts = m["agent_parts_ms"]
         lines.append(f"  inference batch {int(b):>4} vs bare TensorFlow "
-                     f"(seed/bench/bare_infer.py): agent {m['agent_ms_per_call']:.2f} ms, bare {m['bare_ms_per_call']:.2f} ms "
-                     f"per call; infer_over_bare {m['infer_over_bare']:.2f}")
+                     f"(seed/bench/bare_infer.py): agent {m['agent_ms_per_call']:.2f} ms, "
+                     f"bare {m['bare_ms_per_call']:.2f} ms per call; "
+                     f"infer_over_bare {m['infer_over_bare']:.2f}")
         lines.append("    the agent's call in parts, each alone: " + ", ".join(
             f"{name.replace('_', ' ')} {ms:.2f}" for name, ms in parts.items())
             + f"; the rest (dispatch, glue) {m['agent_rest_ms']:.2f} ms")

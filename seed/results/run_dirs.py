@@ -233,7 +233,7 @@ def load_run(run_dir) -> Run:
     if not isinstance(arch, str) or not arch:
         raise RunDirError(f"{run_dir / CONFIG}: names no architecture (config.arch)")
     try:
-        fps_unit = int(data.get("frames_per_step", 1))
+        frames_per_step = int(data.get("frames_per_step", 1))
     except (TypeError, ValueError):
         raise RunDirError(f"{run_dir / CONFIG}: frames_per_step "
                           f"{data.get('frames_per_step')!r} is not an integer") from None
@@ -242,7 +242,7 @@ def load_run(run_dir) -> Run:
         summary = read_json(run_dir / SUMMARY, RunDirError)
     return Run(path=run_dir, config=config, architecture=arch,
                benchmark=benchmark_name(config), env=str(config.get("env", "")),
-               frames_per_step=fps_unit, machine=data.get("machine") or {},
+               frames_per_step=frames_per_step, machine=data.get("machine") or {},
                metrics=read_metrics(run_dir / METRICS, arch),
                episodes=read_episodes(run_dir / EPISODES), summary=summary,
                env_engine=data.get("env_engine"))

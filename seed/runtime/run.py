@@ -86,7 +86,7 @@ class _Interval:
     """Turns cumulative counters into one metrics row per log interval."""
 
     def __init__(self, frames_per_step: int, env_steps: int, trained: int):
-        self.fps_unit = frames_per_step
+        self.frames_per_step = frames_per_step
         self.t = time.monotonic()
         self.env_steps = env_steps
         self.trained = trained
@@ -97,20 +97,20 @@ class _Interval:
         env_steps, trained = sample["env_steps"], sample["env_steps_trained"]
         lat = sample["action_latencies_ms"]
         pull = sample["pull_ms"]
-        episodes = [e for e in sample["episodes"] if not e[4]]
-        evaluation = [e for e in sample["episodes"] if e[4]]
+        episodes = [e for e in sample["episodes"] if not e.evaluation]
+        evaluation = [e for e in sample["episodes"] if e.evaluation]
         batch = service.take_batch_stats()
         row = {
             "wall_time": wall,
             "env_steps": env_steps,
-            "env_frames": env_steps * self.fps_unit,
-            "fps": (env_steps - self.env_steps) * self.fps_unit / dt,
+            "env_frames": env_steps * self.frames_per_step,
+            "fps": (env_steps - self.env_steps) * self.frames_per_step / dt,
             "learner_steps": sample["learner_steps"],
-            "learner_fps": (trained - self.trained) * self.fps_unit / dt,
+            "learner_fps": (trained - self.trained) * self.frames_per_step / dt,
             "inference_batch_size": batch,
             "queue_fill": len(core.buffer) / core.buffer.capacity,
             "episodes": len(episodes),
-            "episode_return": (float(np.mean([e[2] for e in episodes])) if episodes
+            "episode_return": (float(np.mean([e.episode_return for e in episodes])) if episodes
                                else None),
             "action_latency_p50_ms": float(np.percentile(lat, 50)) if lat.size else None,
             "action_latency_p99_ms": float(np.percentile(lat, 99)) if lat.size else None,
@@ -119,7 +119,8 @@ class _Interval:
             "learner_inference_ms": _mean_or_none(sample["learner_inference_ms"]),
             "actor_inference_ms": _mean_or_none(sample["actor_inference_ms"]),
             "eval_episodes": len(evaluation),
-            "eval_return": float(np.mean([e[2] for e in evaluation])) if evaluation else None,
+            "eval_return": (float(np.mean([e.episode_return for e in evaluation]))
+                            if evaluation else None),
         }
         row.update({k: v for k, v in sample["train"].items() if k not in row})
         self.t, self.env_steps, self.trained = now, env_steps, trained
@@ -299,26 +300,26 @@ class _RunRecord:
     def __init__(self, config: Config, core: LearnerCore, service, run_dir: Path,
                  counters: dict):
         self.config, self.core, self.service, self.run_dir = config, core, service, run_dir
-        self.fps_unit = core.env_spec.frames_per_step
+        self.frames_per_step = core.env_spec.frames_per_step
         self.wall_offset = float(counters.get("wall_time", 0.0))  # a resumed run's wall time
-        self.resumed_frames = int(counters.get("env_steps", 0)) * self.fps_unit
+        self.resumed_frames = int(counters.get("env_steps", 0)) * self.frames_per_step
         self.writer = MetricsWriter(run_dir, relu_columns=core.agent.relu_columns)
         self.start = time.monotonic()
-        self.interval = _Interval(self.fps_unit, core.stats.env_steps,
+        self.interval = _Interval(self.frames_per_step, core.stats.env_steps,
                                   core.stats.env_steps_trained)
-        self.progress = _Progress(config, core.stats.env_steps * self.fps_unit)
+        self.progress = _Progress(config, core.stats.env_steps * self.frames_per_step)
         self.recent_returns: list[float] = []  # training envs' last 100 episodes
         self.recent_eval: list[float] = []  # evaluation envs' last 100 episodes
         self.logged: dict | None = None  # the counters of the last metrics row
 
     def frames(self) -> int:
-        return self.core.stats.env_steps * self.fps_unit
+        return self.core.stats.env_steps * self.frames_per_step
 
     def log_row(self, now: float) -> None:
         """Write the interval's episodes and metrics row; keep the counters it logged."""
         sample = self.core.stats.take_interval()
         wall = self.wall_offset + now - self.start
-        frames = sample["env_steps"] * self.fps_unit
+        frames = sample["env_steps"] * self.frames_per_step
         for env_id, actor, ret, length, evaluation in sample["episodes"]:
             self.writer.write_episode(wall, frames, actor, env_id, ret, length, evaluation)
             (self.recent_eval if evaluation else self.recent_returns).append(ret)
@@ -352,10 +353,10 @@ class _RunRecord:
         s = self.core.stats
         return {
             "run_dir": str(self.run_dir), "arch": self.config.arch, "env": self.config.env,
-            "env_frames": s.env_steps * self.fps_unit, "env_steps": s.env_steps,
+            "env_frames": s.env_steps * self.frames_per_step, "env_steps": s.env_steps,
             "learner_steps": s.learner_steps, "episodes": s.episodes_total,
             "seconds": elapsed,
-            "fps": (s.env_steps * self.fps_unit - self.resumed_frames) / max(elapsed, 1e-9),
+            "fps": (s.env_steps * self.frames_per_step - self.resumed_frames) / max(elapsed, 1e-9),
             "mean_return_last_100": (float(np.mean(self.recent_returns))
                                      if self.recent_returns else None),
             "mean_eval_return_last_100": (float(np.mean(self.recent_eval))

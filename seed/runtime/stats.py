@@ -5,7 +5,19 @@ from __future__ import annotations
 import math
 import threading
 
+from typing import NamedTuple
+
 import numpy as np
+
+
+class Episode(NamedTuple):
+    """One finished episode as the metrics loop logs it. ``evaluation``: from an env that acts
+    greedily and is never trained on (R2D2's eval envs)."""
+    env_id: int
+    actor: int
+    episode_return: float
+    length: int
+    evaluation: bool
 
 
 class RunStats:
@@ -17,9 +29,7 @@ class RunStats:
         self.env_steps_trained = 0
         self.episodes_total = 0
         # Per-interval samples, drained by take_interval().
-        # (env_id, actor, return, length, evaluation): evaluation episodes come from envs that
-        # act greedily and are never trained on (R2D2's eval envs).
-        self._episodes: list[tuple[int, int, float, int, bool]] = []
+        self._episodes: list[Episode] = []
         # Action latency: an actor's time from having a step's observations to having their
         # actions (both architectures, one sample per actor step and env group).
         self._action_latencies_ms: list[float] = []
@@ -40,8 +50,8 @@ class RunStats:
     def add_episode(self, env_id: int, actor: int, episode_return: float, length: int,
                     evaluation: bool = False) -> None:
         with self._lock:
-            self._episodes.append((env_id, actor, float(episode_return), int(length),
-                                   bool(evaluation)))
+            self._episodes.append(Episode(int(env_id), int(actor), float(episode_return),
+                                          int(length), bool(evaluation)))
             self.episodes_total += 1
 
     def add_action_latencies(self, ms) -> None:
