@@ -5,8 +5,8 @@ import threading
 import numpy as np
 import pytest
 
-from seed.replay.prioritized import PrioritizedReplay, SumTree
-from seed.replay.unroll_queue import QueueClosed
+from seed.buffers.prioritized import PrioritizedReplay, SumTree
+from seed.buffers.unroll_queue import QueueClosed
 from seed.types import EnvOutput, Unroll
 
 

@@ -16,7 +16,7 @@ from gymnasium import spaces
 from seed.agents import diagnostics, make_agent
 from seed.agents.r2d2_agent import R2D2Agent
 from seed.config import Config
-from seed.replay.prioritized import PrioritizedReplay
+from seed.buffers.prioritized import PrioritizedReplay
 from seed.types import EnvOutput, Unroll
 
 OBS_SPACE = spaces.Box(0.0, 1.0, (2,), np.float32)

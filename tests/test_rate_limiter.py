@@ -6,9 +6,9 @@ import time
 import numpy as np
 import pytest
 
-from seed.replay.prioritized import PrioritizedReplay
-from seed.replay.rate_limiter import SampleToInsertRatio
-from seed.replay.unroll_queue import QueueClosed
+from seed.buffers.prioritized import PrioritizedReplay
+from seed.buffers.rate_limiter import SampleToInsertRatio
+from seed.buffers.unroll_queue import QueueClosed
 
 
 def test_hand_computed_credit():

@@ -34,9 +34,9 @@ from seed.agents.optimizers import make_optimizer
 from seed.networks import make_network
 from seed.networks.base import create_variables
 from seed.networks.relu_recording import recording_relu_outputs
-from seed.replay.prioritized import PrioritizedReplay
-from seed.replay.rate_limiter import SampleToInsertRatio
-from seed.replay.unroll_queue import QueueClosed
+from seed.buffers.prioritized import PrioritizedReplay
+from seed.buffers.rate_limiter import SampleToInsertRatio
+from seed.buffers.unroll_queue import QueueClosed
 from seed.types import EnvOutput, stack_unrolls
 
 def replay_limiter(config) -> SampleToInsertRatio:

@@ -31,7 +31,7 @@ from seed.agents.optimizers import make_optimizer
 from seed.networks import make_network
 from seed.networks.base import create_variables
 from seed.networks.relu_recording import recording_relu_outputs
-from seed.replay.unroll_queue import UnrollQueue
+from seed.buffers.unroll_queue import UnrollQueue
 from seed.types import EnvOutput, stack_unrolls
 
 

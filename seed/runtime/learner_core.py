@@ -13,7 +13,7 @@ import threading
 
 import numpy as np
 
-from seed.replay.unroll_queue import QueueClosed
+from seed.buffers.unroll_queue import QueueClosed
 from seed.runtime.stats import RunStats
 from seed.transport.proto import pb2
 

@@ -6,7 +6,7 @@ weight of the sampled batch (as upstream SEED RL and Ape-X do).
 
 When full, ``put`` replaces the oldest item. A new item gets the largest
 priority seen so far, so it is likely to be replayed soon. A
-:class:`seed.replay.rate_limiter.SampleToInsertRatio` decides when ``put`` and
+:class:`seed.buffers.rate_limiter.SampleToInsertRatio` decides when ``put`` and
 :meth:`PrioritizedReplay.sample_when_ready` may go on: by default samples wait
 for one item and nothing else waits.
 
@@ -21,8 +21,8 @@ import threading
 
 import numpy as np
 
-from seed.replay.rate_limiter import SampleToInsertRatio
-from seed.replay.unroll_queue import QueueClosed
+from seed.buffers.rate_limiter import SampleToInsertRatio
+from seed.buffers.unroll_queue import QueueClosed
 
 
 class SumTree:

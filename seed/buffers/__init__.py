@@ -1,0 +1,2 @@
+"""Where complete unrolls wait for the learner: a FIFO queue (V-trace) or
+prioritized replay (R2D2)."""
