@@ -98,7 +98,7 @@ def test_a_step_that_can_start_an_unroll_needs_its_core_state():
         b.append(0, None, **step_values(0))
     step = batch_step(b, 0, [0])
     step["core_state"] = (np.zeros((0, 1), np.float32),)
-    with pytest.raises(IndexError):
+    with pytest.raises(ValueError, match="1 rows of this batch needed their core state"):
         b.append_batch([0], **step)
 
 
