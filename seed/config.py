@@ -233,12 +233,17 @@ def given_values(path: str | None = None, overrides: dict[str, Any] | None = Non
     return values
 
 
+def check_known(values, what: str = "unknown config field(s)") -> None:
+    """ConfigError naming every key of ``values`` that is no Config field."""
+    unknown = sorted(set(values) - set(FIELDS))
+    if unknown:
+        raise ConfigError(f"{what}: {', '.join(unknown)}")
+
+
 def load(path: str | None = None, overrides: dict[str, Any] | None = None) -> Config:
     """Config from defaults, then a YAML/JSON file, then overrides (None values skipped)."""
     values = given_values(path, overrides)
-    unknown = sorted(set(values) - set(FIELDS))
-    if unknown:
-        raise ConfigError(f"unknown config field(s): {', '.join(unknown)}")
+    check_known(values)
     return Config(**values)
 
 
@@ -249,8 +254,5 @@ def from_saved(values: dict[str, Any]) -> Config:
     Config still has; a field this version does not know is refused by name, not dropped,
     so that a setting never silently stops applying.
     """
-    unknown = sorted(set(values) - set(FIELDS))
-    if unknown:
-        raise ConfigError(f"saved config has field(s) this version does not know: "
-                          f"{', '.join(unknown)}")
+    check_known(values, "saved config has field(s) this version does not know")
     return Config(**values)

@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 import envs
-from seed.config import FIELDS, Config, ConfigError, from_saved
+from seed.config import Config, ConfigError, check_known, from_saved
 from seed.launch.base import Launcher
 from seed.metrics.machine import learner_device, machine_facts
 from seed.metrics.writer import MetricsWriter
@@ -136,9 +136,7 @@ def resumed_config(run_dir: Path, given: dict) -> tuple[Config, dict]:
         saved = load_config(run_dir)["config"]
     except RunDirError as e:  # missing (not a run directory), or damaged
         raise ConfigError(f"cannot resume {run_dir}: {e}") from None
-    unknown = sorted(set(given) - set(FIELDS))
-    if unknown:
-        raise ConfigError(f"unknown config field(s): {', '.join(unknown)}")
+    check_known(given)
     config = from_saved(saved)
     values = config.to_json()
     changed = {k: (values[k], v) for k, v in given.items() if k != "logdir" and values[k] != v}
