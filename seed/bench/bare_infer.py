@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
-from seed.bench.bare_step import NETWORKS, _dense, nature_torso, resnet_torso
+from seed.bench.bare_step import NETWORKS, actor_critic_layers
 from seed.bench.timing import step_timer
 
 
@@ -41,19 +41,10 @@ class BareInference:
     def __init__(self, network: str, num_actions: int, num_envs: int, frame_shape,
                  stack_size: int = 4, jit: bool = True, seed: int = 0,
                  network_kwargs: dict | None = None):
-        if network not in NETWORKS:
-            raise ValueError(f"no bare reference for network {network!r}; one of {NETWORKS}")
         height, width, channels = (int(d) for d in frame_shape)
-        kwargs = dict(network_kwargs or {})
         depth = stack_size * channels
-        if network == "nature_cnn":
-            variables, torso, features = nature_torso(depth)
-        else:
-            variables, torso, features = resnet_torso(
-                depth, tuple(kwargs.get("channels", (16, 32, 32))),
-                int(kwargs.get("fc_size", 256)))
-        (pw, pb) = _dense(variables, features, num_actions)
-        (bw, bb) = _dense(variables, features, 1)
+        variables, torso, (pw, pb), (bw, bb) = actor_critic_layers(
+            network, num_actions, depth, network_kwargs)
         self.variables = variables
         self._stacks = tf.Variable(tf.zeros([num_envs, height, width, depth], tf.uint8),
                                    trainable=False)

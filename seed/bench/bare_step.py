@@ -80,6 +80,22 @@ def resnet_torso(stack_size: int, channels=(16, 32, 32), fc_size: int = 256):
     return v, torso, fc_size
 
 
+def actor_critic_layers(network: str, num_actions: int, depth: int,
+                        network_kwargs: dict | None = None):
+    """(variables, torso, policy (w, b), baseline (w, b)) of a bare actor-critic network over
+    ``[N, 84, 84, depth]`` floats, created in that order; ValueError for a network with no
+    bare reference."""
+    if network not in NETWORKS:
+        raise ValueError(f"no bare reference for network {network!r}; one of {NETWORKS}")
+    kwargs = dict(network_kwargs or {})
+    if network == "nature_cnn":
+        variables, torso, width = nature_torso(depth)
+    else:
+        variables, torso, width = resnet_torso(
+            depth, tuple(kwargs.get("channels", (16, 32, 32))), int(kwargs.get("fc_size", 256)))
+    return variables, torso, _dense(variables, width, num_actions), _dense(variables, width, 1)
+
+
 def vtrace_targets(log_rhos, discounts, rewards, values, bootstrap):
     """V-trace ``vs`` and policy-gradient advantages (rho_bar = c_bar = 1, lambda = 1).
 
@@ -113,17 +129,8 @@ class BareTrainStep:
                  grad_clip_norm: float = 0.5, discounting: float = 0.99,
                  baseline_cost: float = 0.5, entropy_cost: float = 0.01,
                  network_kwargs: dict | None = None):
-        if network not in NETWORKS:
-            raise ValueError(f"no bare reference for network {network!r}; one of {NETWORKS}")
-        kwargs = dict(network_kwargs or {})
-        if network == "nature_cnn":
-            variables, self._torso, width = nature_torso(stack_size)
-        else:
-            variables, self._torso, width = resnet_torso(
-                stack_size, tuple(kwargs.get("channels", (16, 32, 32))),
-                int(kwargs.get("fc_size", 256)))
-        self._policy = _dense(variables, width, num_actions)
-        self._baseline = _dense(variables, width, 1)
+        variables, self._torso, self._policy, self._baseline = actor_critic_layers(
+            network, num_actions, stack_size, network_kwargs)
         self.variables = variables
         self._optimizer = keras.optimizers.Adam(learning_rate=learning_rate, epsilon=adam_epsilon)
         self._optimizer.build(variables)
