@@ -3,6 +3,7 @@ named and left out."""
 
 import csv
 import json
+import re
 from pathlib import Path
 
 from seed import report
@@ -274,3 +275,16 @@ def test_the_report_shows_learner_steps_and_evaluation_thresholds():
                     text = f"{frames / 1e6:.2f}M" if frames >= 1e6 else f"{frames:,.0f}"
                     assert cell == (f"{text}; {float(episodes[hit]['wall_time']):,.0f} s "
                                     "[1/1]"), (rel, t)
+
+
+def test_the_docs_link_only_to_sections_the_report_has():
+    """Links into REPORT.md from the docs name an anchor GitHub makes of one of its headings
+    (lower case, punctuation but ``-`` and ``_`` dropped, spaces as ``-``)."""
+    anchors = {re.sub(r"\s", "-", re.sub(r"[^\w\s-]", "", line.lstrip("#").strip().lower()))
+               for line in REPORT.splitlines() if line.startswith("#")}
+    links = 0
+    for doc in [ROOT / "README.md", RESULTS / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        for anchor in re.findall(r"REPORT\.md#([\w-]+)", doc.read_text()):
+            assert anchor in anchors, f"{doc.name}: REPORT.md#{anchor} names no section"
+            links += 1
+    assert links
