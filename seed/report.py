@@ -6,11 +6,20 @@ and compare files under ``results/`` alone.
 Per benchmark: the machines its runs came from (cores, accelerator, package versions, from
 each run's ``config.json``), what the engine was built from where that varies (DMLab), the
 reward curves, frames and wall time to each threshold per architecture (median and min-max
-over the runs of one setting), the throughput of every ``seed compare`` (SEED/IMPALA ratio
-per mode and network, share of the roofline ceiling), and the published references beside
-them (``results/references.yaml``, typed by hand with their sources: the one input that is
-not a run). No figure of this suite's is typed by hand: ``tests/test_report.py`` regenerates
-the report and fails when the committed one differs.
+over the runs of one setting; the evaluation envs' too where ``references.yaml`` gives an
+``evaluation_window``), the learning diagnostics each run ended with, the throughput of every
+``seed compare`` (SEED/IMPALA ratio per mode and network, share of the roofline ceiling and of
+SEED's lock-step bound), what each compare's runs measured besides frames/s (cores busy, CPU
+per frame, action latency, batch and inference times), the before/after pairs among the
+compares, the model-size sweeps, the roofline files (``results/roofline/*.json``: each cost
+measured alone, the ceilings, the agent against bare TensorFlow, SEED's data path and
+lock-step bound), and the published references beside them (``results/references.yaml``,
+typed by hand with their sources: the one input that is not a run).
+
+Each section's heading is ``<benchmark> <section>`` (``atari_pong_vtrace throughput``), so
+its anchor (``REPORT.md#atari_pong_vtrace-throughput``) stays put as runs are added. No
+figure of this suite's is typed by hand: ``tests/test_report.py`` regenerates the report and
+fails when the committed one differs.
 
 A run directory that cannot be read, a compare file that is damaged, is named with its reason
 in one line and left out; a run with no ``summary.json`` is reported as not finished.
@@ -19,6 +28,7 @@ in one line and left out; a run with no ``summary.json`` is reported as not fini
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import sys
@@ -28,25 +38,40 @@ import pandas as pd
 import yaml
 
 from seed.results.bench import (
+    compare_config,
     find_compare_files,
+    find_roofline_files,
+    find_sweep_files,
     load_all,
     load_compare,
     load_compare_json,
+    load_roofline,
+    load_sweep,
 )
 from seed.results.curves import final_return, first_reaching
 from seed.results.files import ResultsError, check_root
 from seed.results.run_dirs import (
     Run,
+    evaluation_episodes,
     is_training_run,
     learning_settings,
     load_runs,
     training_episodes,
 )
-from seed.results.tables import compare_ratios
+from seed.results.tables import (
+    before_after_pairs,
+    compare_details,
+    compare_ratios,
+    network_text,
+)
 
 REFERENCES = "references.yaml"
 FIGURES = "report"  # folder beside REPORT.md
 WINDOW = 100  # episodes in the mean that must reach a threshold, unless references.yaml says
+#: Learning diagnostics (metrics.csv columns) the report gives each run's last value of.
+END_DIAGNOSTICS = {"entropy": "entropy", "explained_variance": "explained variance",
+                   "mean_abs_log_rho": "policy lag abs(log rho)",
+                   "update_ratio": "update ratio", "replay_ratio": "replay ratio"}
 
 
 class ReportError(ValueError):
@@ -57,8 +82,9 @@ class ReportError(ValueError):
 
 def load_references(root: Path) -> dict:
     """``references.yaml``: per benchmark, ``thresholds`` (returns), optionally ``window``
-    (episodes in the mean, default :data:`WINDOW`) and ``references`` (each with ``what``,
-    ``value``, ``unit``, ``source``); {} when absent."""
+    (episodes in the mean, default :data:`WINDOW`), ``evaluation_window`` (the same for
+    evaluation envs' episodes, which are tabulated only where it is given) and
+    ``references`` (each with ``what``, ``value``, ``unit``, ``source``); {} when absent."""
     path = root / REFERENCES
     if not path.exists():
         return {}
@@ -126,11 +152,21 @@ def run_status(run: Run) -> str:
     return f"finished (stopped by {run.summary.get('stopped_by', '?')})"
 
 
-def threshold_rows(runs: list[Run], thresholds: list[float],
-                   window: int = WINDOW) -> list[list[str]]:
+def _heading(bench: str, section: str) -> str:
+    """``### atari_pong_vtrace throughput``: anchored ``#atari_pong_vtrace-throughput``."""
+    return f"### {bench} {section}"
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'s' if n != 1 else ''}"
+
+
+def threshold_rows(runs: list[Run], thresholds: list[float], window: int = WINDOW,
+                   episodes=training_episodes) -> list[list[str]]:
     """One row per architecture and learning setting: per threshold, frames and wall time to
-    a ``window``-episode mean of training returns reaching it, median (min-max) over the
-    runs that reached it, and how many did."""
+    a ``window``-episode mean of returns reaching it, median (min-max) over the runs that
+    reached it, and how many did. ``episodes`` picks a run's episodes to average
+    (training envs' by default)."""
     groups: dict = {}
     for run in runs:
         groups.setdefault((run.architecture, learning_settings(run.config)), []).append(run)
@@ -140,8 +176,7 @@ def threshold_rows(runs: list[Run], thresholds: list[float],
             f"{arch} ({', '.join(r.run_id for r in members)})"
         row = [name, str(len(members))]
         for t in thresholds:
-            hits = [first_reaching(training_episodes(r.episodes), t, window)
-                    for r in members]
+            hits = [first_reaching(episodes(r.episodes), t, window) for r in members]
             reached = [h for h in hits if h is not None]
             row.append(f"{_span([h['env_frames'] for h in reached], lambda v: _frames(v))}; "
                        f"{_span([h['wall_time'] for h in reached], lambda v: f'{v:,.0f} s')} "
@@ -150,66 +185,354 @@ def threshold_rows(runs: list[Run], thresholds: list[float],
     return rows
 
 
+def _last(metrics: pd.DataFrame, column: str) -> float | None:
+    """The last logged value of a metrics column; None where it never had one."""
+    if column not in metrics.columns:
+        return None
+    values = pd.to_numeric(metrics[column], errors="coerce").dropna()
+    return float(values.iloc[-1]) if len(values) else None
+
+
+def _end_section(runs: list[Run], root: Path, eval_window: int | None) -> list[str]:
+    """Each run's learning diagnostics at its end (the last logged value of each), and the
+    mean return of its last ``eval_window`` evaluation episodes where it has any."""
+    columns = [c for c in END_DIAGNOSTICS if any(_last(r.metrics, c) is not None for r in runs)]
+    evals = eval_window and any(len(evaluation_episodes(r.episodes)) for r in runs)
+    if not columns and not evals:
+        return []
+    header = ["run", *[END_DIAGNOSTICS[c] for c in columns]]
+    header += [f"evaluation envs, last {eval_window} mean"] if evals else []
+    rows = []
+    for r in runs:
+        row = [_rel(r.path, root)] + [_num(_last(r.metrics, c), ".3g") for c in columns]
+        if evals:
+            row.append(_num(final_return(evaluation_episodes(r.episodes), eval_window), ".2f"))
+        rows.append(row)
+    return (["", "At each run's end: the last logged value of each learning diagnostic "
+             "(`docs/design.md` says what each measures).", ""] + _table(header, rows))
+
+
 def _learning_section(bench: str, runs: list[Run], refs: dict, root: Path,
                       out_dir: Path) -> list[str]:
     """Run paths are written relative to the results root, figure links to the report."""
     from seed.plots import PlotError, file_name, save
     from seed.plots.learning import reward_figure
-    out = [f"### Learning ({len(runs)} run{'s' if len(runs) != 1 else ''})", ""]
+    out = [_heading(bench, "learning"), "", f"{_plural(len(runs), 'training run')}.", ""]
     try:
         path = save(reward_figure(runs, title=bench),
                     out_dir / FIGURES / f"{file_name(bench)}_reward.png")
         out += [f"![{bench} reward curves]({_rel(path, out_dir)})", ""]
     except PlotError as e:
         out += [f"No reward curve: {e}.", ""]
-    out += _table(["run", "arch", "seed", "env frames", "wall time", "episodes",
-                   "last 100 mean", "status"],
+    out += _table(["run", "arch", "seed", "env frames", "wall time", "learner steps",
+                   "episodes", "last 100 mean", "status"],
                   [[_rel(r.path, root), r.architecture, _num(r.seed, "d"),
                     _frames(int(r.metrics["env_frames"].max())),
-                    f"{float(r.metrics['wall_time'].max()):,.0f} s", str(len(r.episodes)),
+                    f"{float(r.metrics['wall_time'].max()):,.0f} s",
+                    _num(_last(r.metrics, "learner_steps")), str(len(r.episodes)),
                     _num(final_return(training_episodes(r.episodes)), ".2f"), run_status(r)]
                    for r in runs])
     thresholds, window = refs.get("thresholds") or [], int(refs.get("window", WINDOW))
+    eval_window = int(refs["evaluation_window"]) if refs.get("evaluation_window") else None
     if thresholds:
         out += ["", f"Frames and wall time until the mean of {window} consecutive training "
                 "episodes first reaches each return: median (min-max) over the runs of one "
                 "setting that reached it; [reached/runs].", ""]
         out += _table(["architecture", "runs", *[f"return {t:g}" for t in thresholds]],
                       threshold_rows(runs, thresholds, window))
+        if eval_window and any(len(evaluation_episodes(r.episodes)) for r in runs):
+            out += ["", f"The same for the evaluation envs (greedy, never trained on): the "
+                    f"mean of {eval_window} consecutive evaluation episodes.", ""]
+            out += _table(["architecture", "runs", *[f"return {t:g}" for t in thresholds]],
+                          threshold_rows(runs, thresholds, eval_window, evaluation_episodes))
+    out += _end_section(runs, root, eval_window)
     return out + [""]
 
 
-def _throughput_section(compares: list[pd.DataFrame], root: Path) -> list[str]:
+def _throughput_section(bench: str, compares: list[pd.DataFrame], root: Path) -> list[str]:
     ratios = compare_ratios(compares)
-    shares = {}
-    for df in compares:
-        roof = load_compare_json(Path(df["compare_dir"].iloc[0]) / "compare.json").get(
-            "roofline") or {}
-        shares[df["compare_dir"].iloc[0]] = roof
+    details = compare_details(compares).set_index("compare_dir")
     rows = []
     for _, r in ratios.iterrows():
-        roof = shares.get(r["compare_dir"], {})
+        d = details.loc[r["compare_dir"]]
+        roof = load_compare_json(Path(r["compare_dir"]) / "compare.json").get("roofline") or {}
         share = " / ".join(_num(roof.get(f"{a}_fraction"), ".0%") for a in ("seed", "impala"))
+        if roof and d["ceiling_mismatch"]:
+            share += f" (roofline config differs: {d['ceiling_mismatch']})"
         rows.append([_rel(r["compare_dir"], root), r["mode"], r["network"],
                      r["options"] or "-", _num(r["seed_fps"]), _num(r["impala_fps"]),
                      _num(r["fps_ratio"], ".2f"), _num(r["cpu_ratio"], ".2f"),
-                     share if roof else "-"])
-    return ([f"### Throughput ({len(rows)} compare{'s' if len(rows) != 1 else ''})", "",
-             "Steady-state frames/s (SEED: mean of its runs); ratio = SEED/IMPALA frames/s, "
-             "per CPU-s = the same per CPU-second of the process tree; ceiling share = "
-             "frames/s over this machine's roofline ceiling for that mode (SEED / IMPALA).", ""]
+                     share if roof else "-", _num(d["seed_lockstep_fraction"], ".0%")])
+    return ([_heading(bench, "throughput"), "",
+             f"{_plural(len(rows), 'compare')}. Steady-state frames/s (SEED: mean of its "
+             "runs); ratio = SEED/IMPALA frames/s, per CPU-s = the same per CPU-second of the "
+             "process tree; ceiling share = frames/s over this machine's roofline ceiling for "
+             "that mode (SEED / IMPALA), as the compare read it (flagged where the roofline's "
+             "config differed from the compare's); lock-step share = SEED's frames/s over its "
+             "serve bound with inference, simulation and data path in turn (rooflines that "
+             "measured it).", ""]
             + _table(["compare", "mode", "network", "options", "SEED fps", "IMPALA fps",
-                      "ratio", "per CPU-s", "ceiling share"], rows) + [""])
+                      "ratio", "per CPU-s", "ceiling share", "lock-step share"], rows) + [""])
 
 
-def _references_section(refs: dict) -> list[str]:
+def _details_section(bench: str, compares: list[pd.DataFrame], root: Path) -> list[str]:
+    """What each compare's runs measured besides frames/s, in the throughput table's order."""
+    order = compare_ratios(compares)["compare_dir"]
+    details = compare_details(compares).set_index("compare_dir")
+    rows = []
+    for cd in order:
+        d = details.loc[cd]
+        cpu = _num(d["seed_cpu_us"])
+        if not math.isnan(d["seed_learner_cpu_us"]):
+            cpu += f" (learner {_num(d['seed_learner_cpu_us'])})"
+        rows.append([
+            _rel(cd, root), " / ".join(_num(x) for x in d["seed_run_fps"]),
+            f"{_num(d['seed_cores_busy'], '.0%')} / {_num(d['impala_cores_busy'], '.0%')}",
+            f"{cpu} / {_num(d['impala_cpu_us'])}",
+            f"{_num(d['seed_latency_p50_ms'], '.1f')} / {_num(d['seed_latency_p99_ms'], '.1f')}",
+            f"{_num(d['seed_batch'], '.1f')}; {_num(d['seed_batch_ms'], '.2f')} ms",
+            f"{_num(d['impala_inference_ms'], '.2f')}; {_num(d['impala_pull_ms'], '.1f')}"])
+    return ([_heading(bench, "inside the compares"), "",
+             "What the runs of each compare measured besides frames/s, over their steady "
+             "state (SEED: mean of its runs): cores busy = share of all the machine's cores "
+             "the run's process tree used; CPU per frame in microseconds (1e6 / frames per "
+             "CPU-second; SEED's learner part where recorded); SEED's action latency (an "
+             "actor's wait from a step's observations to its actions); SEED's learner batch "
+             "(envs per inference call) and the time of one such call; an IMPALA actor's "
+             "local inference call and parameter pull.", ""]
+            + _table(["compare", "SEED fps, each run", "cores busy, SEED / IMPALA",
+                      "CPU us per frame, SEED / IMPALA", "SEED action latency p50 / p99 (ms)",
+                      "SEED batch: envs; inference", "IMPALA inference ms; pull ms"], rows)
+            + [""])
+
+
+def _change(before: float, after: float, fmt: str = ",.0f", percent: bool = True) -> str:
+    """``7,153 -> 8,071 (+13%)``; ``-`` when neither was measured."""
+    if math.isnan(before) and math.isnan(after):
+        return "-"
+    text = f"{_num(before, fmt)} -> {_num(after, fmt)}"
+    if percent and before and not (math.isnan(before) or math.isnan(after)):
+        change = after / before - 1
+        text += f" ({change:+.0%})" if round(change, 2) else " (0%)"
+    return text
+
+
+def _before_after_section(bench: str, compares: list[pd.DataFrame], root: Path) -> list[str]:
+    """Each before/after pair of compares (:func:`before_after_pairs`), side by side."""
+    ratios = compare_ratios(compares).set_index("compare_dir")
+    details = compare_details(compares).set_index("compare_dir")
+    pairs = before_after_pairs(ratios.index)
+    if not pairs:
+        return []
+    rows = []
+    for b, a in pairs:
+        rb, ra, db, da = ratios.loc[b], ratios.loc[a], details.loc[b], details.loc[a]
+        rows.append([
+            f"{_rel(b, root)} -> {Path(a).name}", ra["mode"],
+            _change(rb["seed_fps"], ra["seed_fps"]), _change(rb["impala_fps"], ra["impala_fps"]),
+            _change(rb["fps_ratio"], ra["fps_ratio"], ".2f", percent=False),
+            _change(db["seed_frames_per_cpu_s"], da["seed_frames_per_cpu_s"]),
+            _change(db["impala_frames_per_cpu_s"], da["impala_frames_per_cpu_s"]),
+            _change(db["seed_batch_ms"], da["seed_batch_ms"], ".2f", percent=False),
+            _change(db["seed_lockstep_fraction"], da["seed_lockstep_fraction"], ".0%",
+                    percent=False)])
+    return ([_heading(bench, "before and after"), "",
+             f"{_plural(len(rows), 'pair')} of compares made to measure a change: the code "
+             "before it, then after it, back to back (folders named `...before...` and "
+             "`...after...`; `-rerun` for a repeat of the after). Frames/s and frames per "
+             "CPU-second are the means of the runs of an architecture; the change in percent "
+             "follows each.", ""]
+            + _table(["before -> after", "mode", "SEED fps", "IMPALA fps", "SEED/IMPALA",
+                      "SEED frames per CPU-s", "IMPALA frames per CPU-s",
+                      "SEED batch inference ms", "SEED lock-step share"], rows) + [""])
+
+
+def _kwargs(text) -> dict:
+    """A sweep row's ``network_kwargs`` (JSON text); {} where it is absent or not JSON."""
+    try:
+        value = json.loads(text) if isinstance(text, str) else {}
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _sweep_section(bench: str, sweeps: list[pd.DataFrame], root: Path) -> list[str]:
+    """Each model-size sweep (``seed compare --sweep-network``): one row per size."""
+    out = [_heading(bench, "model-size sweep"), ""]
+    for df in sweeps:
+        out += [f"`{_rel(df['source'].iloc[0], root)}`: inference CPU per sample in "
+                "microseconds, measured alone at batch 1, at an IMPALA actor's batch and at "
+                "SEED's learner batch; SEED/IMPALA frames/s and per CPU-second.", ""]
+        rows = [[r["size"],
+                 network_text(r.get("network", "?"), _kwargs(r.get("network_kwargs"))),
+                 _num(r.get("parameters")),
+                 " / ".join(_num(r.get(f"inf_cpu_us_per_sample_{k}"))
+                            for k in ("b1", "actor_batch", "seed_batch")),
+                 _num(r.get("seed_fps")), _num(r.get("impala_fps")),
+                 _num(r.get("fps_ratio"), ".2f"), _num(r.get("frames_per_cpu_s_ratio"), ".2f")]
+                for _, r in df.iterrows()]
+        out += _table(["size", "network", "parameters", "inference us per sample: 1 / actor / "
+                       "SEED batch", "SEED fps", "IMPALA fps", "ratio", "per CPU-s"], rows)
+        out += [""]
+    return out
+
+
+# --------------------------------------------------------------------------- rooflines
+
+def _us(seconds) -> str:
+    return _num(None if seconds is None else 1e6 * seconds, ",.1f")
+
+
+def _ms(seconds) -> str:
+    return _num(None if seconds is None else 1e3 * seconds, ",.2f")
+
+
+def _roof_simulation(roof: dict) -> str:
+    m = roof.get("simulation") or {}
+    return (f"{_us(m.get('cpu_s_per_frame'))} us/frame; {_num(m.get('frames_per_s'))} "
+            f"frames/s with {m.get('processes', '?')} processes")
+
+
+def _roof_inference(roof: dict, batch: str) -> str | None:
+    m = (roof.get("inference") or {}).get(batch)
+    if not m:
+        return None
+    who = [w for w, b in (("SEED learner", roof.get("seed_batch")),
+                          ("IMPALA actor", roof.get("impala_batch"))) if str(b) == batch]
+    return (f"{_us(m.get('cpu_s_per_frame'))} us/frame; {_ms(m.get('wall_s_per_call'))} ms a "
+            f"call; {_num(m.get('frames_per_s'))} frames/s" + (f" ({', '.join(who)})"
+                                                               if who else ""))
+
+
+def _roof_shape(roof: dict) -> str:
+    c = roof.get("config") or {}
+    text = (f"{c.get('actors', '?')} actors x {c.get('envs_per_actor', '?')} envs, "
+            f"unroll {c.get('unroll_length', '?')}, train batch {c.get('batch_size', '?')}")
+    if c.get("actor_splits", 1) != 1:
+        text += f", actor_splits {c['actor_splits']}"
+    if c.get("inference_batch_size"):
+        text += f", inference batch {c['inference_batch_size']}"
+    return text
+
+
+def _roof_training(roof: dict) -> str:
+    t, c = roof.get("training") or {}, roof.get("config") or {}
+    return (f"{_ms(t.get('wall_s_per_step'))} ms a step ({c.get('batch_size', '?')} x "
+            f"T={c.get('unroll_length', '?')}); {_us(t.get('cpu_s_per_frame'))} us/frame; "
+            f"{_num(t.get('frames_per_s'))} frames/s")
+
+
+def _roof_bare(roof: dict) -> str | None:
+    b = roof.get("bare_training")
+    if not b:
+        return None
+    return (f"{_ms(b.get('wall_s_per_step'))} ms a step; agent at "
+            f"{_num(b.get('agent_over_bare'), '.2f')} of bare")
+
+
+def _roof_data_path(roof: dict) -> str | None:
+    d = roof.get("seed_data_path")
+    if not d:
+        return None
+    return (f"learner {_us(d.get('learner_cpu_s_per_frame'))} + actors "
+            f"{_us(d.get('actor_cpu_s_per_frame'))} us/frame; "
+            f"{_num(d.get('frames_per_s'))} frames/s; round trip p50 "
+            f"{_num(d.get('round_trip_p50_ms'), '.2f')} ms, p99 "
+            f"{_num(d.get('round_trip_p99_ms'), '.2f')} ms; SEED ceilings with it: serve "
+            f"{_num(d.get('seed_serve_with_data_path'))}, train "
+            f"{_num(d.get('seed_train_with_data_path'))}")
+
+
+def _roof_lockstep(roof: dict) -> str | None:
+    s = roof.get("seed_lockstep_serve")
+    if not s:
+        return None
+    return (f"{_num(s.get('frames_per_s'))} frames/s, "
+            f"{_num(s.get('fraction_of_serve_ceiling'), '.0%')} of the serve ceiling: a cycle "
+            f"of {_ms(s.get('cycle_wall_s'))} ms = inference {_ms(s.get('inference_wall_s'))} "
+            f"+ simulation {_ms(s.get('simulation_wall_s'))} + data path "
+            f"{_ms(s.get('data_path_wall_s'))}")
+
+
+def _ceilings(roof: dict, arch: str) -> str:
+    c = roof.get("ceilings") or {}
+    return f"{_num(c.get(f'{arch}_serve'))} / {_num(c.get(f'{arch}_train'))}"
+
+
+def roofline_rows(roofs: list[dict]) -> list[list[str]]:
+    """The roofline table: one row per measured quantity, one column per roofline file."""
+    batches = sorted({b for r in roofs for b in (r.get("inference") or {})}, key=float)
+    lines = [("measured", lambda r: str(r.get("measured_at", "?")).replace("T", " ")[:16]),
+             ("shape", _roof_shape), ("simulation alone", _roof_simulation)]
+    lines += [(f"inference alone, batch {b}", lambda r, b=b: _roof_inference(r, b))
+              for b in batches]
+    lines += [("train step alone", _roof_training), ("bare TensorFlow train step", _roof_bare),
+              ("ceiling, SEED: serve / train", lambda r: _ceilings(r, "seed")),
+              ("ceiling, IMPALA: serve / train", lambda r: _ceilings(r, "impala")),
+              ("ceiling, simulation only",
+               lambda r: _num((r.get("ceilings") or {}).get("simulation_only"))),
+              ("SEED data path alone", _roof_data_path),
+              ("SEED lock-step serve bound", _roof_lockstep)]
+    rows = []
+    for label, cell in lines:
+        cells = [cell(r) or "-" for r in roofs]
+        if any(c != "-" for c in cells):
+            rows.append([label, *cells])
+    return rows
+
+
+def inference_vs_bare_rows(roofs: list[dict], root: Path) -> list[list[str]]:
+    """One row per roofline file and batch that timed the agent's inference call against
+    the same step in bare TensorFlow."""
+    parts = ("network", "stack_update", "sampling", "host_copies_in", "host_copies_out")
+    rows = []
+    for roof in roofs:
+        for batch, m in sorted((roof.get("inference_vs_bare") or {}).items(),
+                               key=lambda kv: float(kv[0])):
+            p = m.get("agent_parts_ms") or {}
+            rows.append([_rel(roof["source"], root), batch,
+                         f"{_num(m.get('agent_ms_per_call'), '.2f')} / "
+                         f"{_num(m.get('bare_ms_per_call'), '.2f')}",
+                         _num(m.get("infer_over_bare"), ".2f"),
+                         ", ".join(_num(p.get(k), ".2f") for k in parts)])
+    return rows
+
+
+def _roofline_keys(runs: list[Run], compares: list[pd.DataFrame]) -> set:
+    """(env, network, agent) of a benchmark's runs and compares: the rooflines it owns."""
+    configs = [r.config for r in runs]
+    configs += [compare_config(df["compare_dir"].iloc[0]) for df in compares]
+    return {(c.get("env"), c.get("network"), c.get("agent", "vtrace")) for c in configs}
+
+
+def _roofline_section(bench: str, roofs: list[dict], root: Path) -> list[str]:
+    out = [_heading(bench, "roofline"), "",
+           "What this machine reaches, each cost measured alone by `seed roofline` (CPU "
+           "microseconds per frame, wall time, frames/s); the ceilings it derives "
+           "(cores / CPU seconds per frame of simulation + inference [+ training]); the "
+           "agent's train step against the same step in bare TensorFlow; SEED's data path "
+           "alone (gRPC, batching, unroll assembly; no inference, no envs); SEED's serve "
+           "bound when inference, simulation and the data path take turns. One column per "
+           "file.", ""]
+    out += _table(["", *[f"`{_rel(r['source'], root)}`" for r in roofs]], roofline_rows(roofs))
+    bare = inference_vs_bare_rows(roofs, root)
+    if bare:
+        out += ["", "The agent's inference call against the same step in bare TensorFlow "
+                "(timed in turns), and the agent's call in parts, each timed alone "
+                "(network, frame-stack update, sampling, copies in, copies out).", ""]
+        out += _table(["file", "batch", "agent / bare ms a call", "infer over bare",
+                       "parts (ms)"], bare)
+    return out + [""]
+
+
+def _references_section(bench: str, refs: dict) -> list[str]:
     entries = refs.get("references") or []
+    head = [_heading(bench, "published references"), ""]
     if not entries:
-        return ["### Published references", "", "None recorded for this benchmark.", ""]
-    return (["### Published references", ""]
-            + _table(["what", "value", "unit", "source"],
-                     [[e.get("what", ""), e.get("value", ""), e.get("unit", ""),
-                       e.get("source", "")] for e in entries]) + [""])
+        return head + ["None recorded for this benchmark.", ""]
+    return (head + _table(["what", "value", "unit", "source"],
+                          [[e.get("what", ""), e.get("value", ""), e.get("unit", ""),
+                            e.get("source", "")] for e in entries]) + [""])
 
 
 def _machines(runs: list[Run], compares: list[pd.DataFrame], all_runs: list[Run]) -> list[str]:
@@ -234,10 +557,12 @@ def build(root, out) -> list[str]:
     refs = load_references(root)
     runs, skipped = load_runs(root)
     compares, bad_files = load_all(root, find_compare_files, lambda p: load_compare(p, root))
+    sweeps, bad_sweeps = load_all(root, find_sweep_files, lambda p: load_sweep(p, root))
+    roofs, bad_roofs = load_all(root, find_roofline_files, load_roofline)
     # The readers' reasons name files by the path they were given: make them relative to the
     # root, so the report reads the same wherever it is built from.
     problems = [f"{_rel(path, root)}: {why.replace(str(root) + os.sep, '')}"
-                for path, why in skipped + bad_files]
+                for path, why in skipped + bad_files + bad_sweeps + bad_roofs]
 
     training = [r for r in runs if is_training_run(r)]
     caveats: dict = {}  # from every run, compares' too: they ran on the same engine builds
@@ -267,8 +592,19 @@ def build(root, out) -> list[str]:
         if bench_runs:
             lines += _learning_section(bench, bench_runs, bench_refs, root, out.parent)
         if bench_compares:
-            lines += _throughput_section(bench_compares, root)
-        lines += _references_section(bench_refs)
+            lines += _throughput_section(bench, bench_compares, root)
+            lines += _details_section(bench, bench_compares, root)
+            lines += _before_after_section(bench, bench_compares, root)
+        bench_sweeps = [df for df in sweeps
+                        if _benchmark(str(df["benchmark"].iloc[0])) == bench]
+        if bench_sweeps:
+            lines += _sweep_section(bench, bench_sweeps, root)
+        keys = _roofline_keys(bench_runs, bench_compares)
+        bench_roofs = [r for r in roofs
+                       if (r.get("env"), r.get("network"), r.get("agent", "vtrace")) in keys]
+        if bench_roofs:
+            lines += _roofline_section(bench, bench_roofs, root)
+        lines += _references_section(bench, bench_refs)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("\n".join(lines).rstrip() + "\n")
     return problems

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 from results_tree import BENCH, make_compare, make_tree, write_csv
@@ -70,3 +71,44 @@ def test_roofline_table_and_final_returns(tmp_path):
                              "batch_size)") and row["fps"] == 400.0
     final = tables.final_returns(runs).set_index("arch")
     assert final.loc["seed", "runs"] == 2 and final.loc["impala", "runs"] == 2
+
+
+def test_compare_details_and_before_after_pairs(tmp_path):
+    d = tmp_path / "c" / "serve-before-x-1"
+    d.mkdir(parents=True)
+    write_csv(d / "compare.csv",
+              ["run", "arch", "fps", "cpu_util", "learner_cpu_util", "frames_per_cpu_s",
+               "latency_p50_ms", "inference_ms", "parameter_pull_ms"],
+              [{"run": "seed-1", "arch": "seed", "fps": 100.0, "cpu_util": 0.5,
+                "learner_cpu_util": 0.25, "frames_per_cpu_s": 100.0, "latency_p50_ms": 4.0,
+                "inference_ms": 2.0},
+               {"run": "impala-1", "arch": "impala", "fps": 200.0, "cpu_util": 1.0,
+                "frames_per_cpu_s": 100.0, "latency_p50_ms": 9.0, "inference_ms": 3.0,
+                "parameter_pull_ms": 7.0},
+               {"run": "seed-2", "arch": "seed", "fps": 300.0, "cpu_util": 0.7,
+                "learner_cpu_util": 0.35, "frames_per_cpu_s": 400.0, "latency_p50_ms": 6.0,
+                "inference_ms": 4.0}])
+    (d / "compare.json").write_text(json.dumps(
+        {"mode": "serve", "cores": 2, "config": {"benchmark": BENCH},
+         "roofline": {"mismatched": ["batch_size"], "seed_lockstep_fps": 500.0,
+                      "seed_lockstep_fraction": 0.4}}))
+    make_compare(tmp_path / "c" / "serve-after-x-1", "serve", 1.0, 1.0)
+    make_compare(tmp_path / "c" / "serve-after-x-rerun-1", "serve", 1.0, 1.0)
+    make_compare(tmp_path / "other" / "serve-after-x-1", "serve", 1.0, 1.0)
+    compares = [bench.load_compare(p, tmp_path) for p in bench.find_compare_files(tmp_path)]
+    t = tables.compare_details(compares).set_index("compare_dir")
+    row = t.loc[str(d)]
+    assert row["seed_run_fps"] == [100.0, 300.0]
+    assert row["seed_cores_busy"] == pytest.approx(0.6) and row["impala_cores_busy"] == 1.0
+    assert row["seed_cpu_us"] == pytest.approx(1e6 / 250.0)
+    # learner: 0.3 of 2 cores at 200 frames/s (the SEED runs' means) = 3,000 us a frame
+    assert row["seed_learner_cpu_us"] == pytest.approx(3000.0)
+    # old columns read by architecture: SEED's latency is its action latency, IMPALA's not
+    assert row["seed_latency_p50_ms"] == 5.0 and row["seed_batch_ms"] == 3.0
+    assert row["impala_inference_ms"] == 3.0 and row["impala_pull_ms"] == 7.0
+    assert row["ceiling_mismatch"] == "batch_size" and row["seed_lockstep_fraction"] == 0.4
+    after = t.loc[str(tmp_path / "c" / "serve-after-x-1")]
+    assert math.isnan(after["seed_lockstep_fraction"]) and after["ceiling_mismatch"] == ""
+    assert tables.before_after_pairs(t.index) == [
+        (str(d), str(tmp_path / "c" / "serve-after-x-1")),
+        (str(d), str(tmp_path / "c" / "serve-after-x-rerun-1"))]

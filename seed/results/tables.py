@@ -182,3 +182,81 @@ def roofline_table(runs: list[Run], compares: list[pd.DataFrame], roofs: list[di
                              "ceiling": ceiling, "fraction": fps / ceiling})
     return pd.DataFrame(rows, columns=["source", "mode", "arch", "run", "fps", "ceiling",
                                        "fraction"])
+
+
+def _mean(df: pd.DataFrame, arch: str, column: str) -> float:
+    """The mean of ``column`` over a compare's runs of ``arch`` (NaN where none has it)."""
+    if column not in df.columns:
+        return float("nan")
+    values = pd.to_numeric(df.loc[df["arch"] == arch, column], errors="coerce").dropna()
+    return float(values.mean()) if len(values) else float("nan")
+
+
+def compare_details(compares: list[pd.DataFrame]) -> pd.DataFrame:
+    """One row per compare: what its runs measured besides frames/s, from compare.csv (the
+    mean over the runs of an architecture) and compare.json (the cores, the roofline).
+
+    Columns: compare_dir, mode, seed_run_fps (each SEED run's frames/s, in run order),
+    seed_cores_busy, impala_cores_busy (share of all cores the process tree used),
+    seed_cpu_us, impala_cpu_us (CPU microseconds per frame, 1e6 / frames per CPU-second),
+    seed_learner_cpu_us (the SEED learner's part; NaN where not recorded),
+    seed_frames_per_cpu_s, impala_frames_per_cpu_s, seed_latency_p50_ms,
+    seed_latency_p99_ms (an actor's action latency), seed_batch (envs in the learner's
+    inference batch), seed_batch_ms (one such inference), impala_inference_ms (an actor's
+    local inference call), impala_pull_ms (a parameter pull), ceiling_mismatch (the
+    roofline config fields that differed from the compare's, comma-separated),
+    seed_lockstep_fps and seed_lockstep_fraction (SEED's serve bound with its steps in
+    turn, and the share of it reached; NaN where the roofline had none)."""
+    nan = float("nan")
+    rows = []
+    for df in compares:
+        d = Path(df["compare_dir"].iloc[0])
+        meta = load_compare_json(d / "compare.json")
+        roof = meta.get("roofline") or {}
+        cores = meta.get("cores")
+        seed_fps = _mean(df, "seed", "fps")
+        seed_fpc, impala_fpc = (_mean(df, a, "frames_per_cpu_s") for a in ("seed", "impala"))
+        learner = _mean(df, "seed", "learner_cpu_util")
+        rows.append({
+            "compare_dir": str(d), "mode": df["mode"].iloc[0] or "?",
+            "seed_run_fps": [float(x) for x in df.loc[df["arch"] == "seed", "fps"]],
+            "seed_cores_busy": _mean(df, "seed", "cpu_util"),
+            "impala_cores_busy": _mean(df, "impala", "cpu_util"),
+            "seed_cpu_us": 1e6 / seed_fpc if seed_fpc else nan,
+            "impala_cpu_us": 1e6 / impala_fpc if impala_fpc else nan,
+            "seed_learner_cpu_us": (1e6 * learner * cores / seed_fps
+                                    if cores and seed_fps and not math.isnan(learner) else nan),
+            "seed_frames_per_cpu_s": seed_fpc, "impala_frames_per_cpu_s": impala_fpc,
+            "seed_latency_p50_ms": _mean(df, "seed", "action_latency_p50_ms"),
+            "seed_latency_p99_ms": _mean(df, "seed", "action_latency_p99_ms"),
+            "seed_batch": _mean(df, "seed", "inference_batch_size"),
+            "seed_batch_ms": _mean(df, "seed", "learner_inference_ms"),
+            "impala_inference_ms": _mean(df, "impala", "actor_inference_ms"),
+            "impala_pull_ms": _mean(df, "impala", "parameter_pull_ms"),
+            "ceiling_mismatch": ", ".join(roof.get("mismatched") or []),
+            "seed_lockstep_fps": float(roof.get("seed_lockstep_fps") or nan),
+            "seed_lockstep_fraction": float(roof.get("seed_lockstep_fraction") or nan),
+        })
+    return pd.DataFrame(rows, columns=[
+        "compare_dir", "mode", "seed_run_fps", "seed_cores_busy", "impala_cores_busy",
+        "seed_cpu_us", "impala_cpu_us", "seed_learner_cpu_us", "seed_frames_per_cpu_s",
+        "impala_frames_per_cpu_s", "seed_latency_p50_ms", "seed_latency_p99_ms",
+        "seed_batch", "seed_batch_ms", "impala_inference_ms", "impala_pull_ms",
+        "ceiling_mismatch", "seed_lockstep_fps", "seed_lockstep_fraction"])
+
+
+def before_after_pairs(compare_dirs) -> list[tuple[str, str]]:
+    """The A/B pairs among compare folders, by their names: a folder whose name holds
+    ``before`` pairs with each folder beside it named the same with ``after`` in its place,
+    ``-rerun`` allowed after it (``serve-before24-20261206`` with ``serve-after24-20261206``;
+    ``train-before-issue16-X`` with ``train-after-issue16-X`` and
+    ``train-after-issue16-rerun-X``). Sorted by before, then after."""
+    dirs = [Path(d) for d in compare_dirs]
+    pairs = []
+    for b in dirs:
+        if "before" not in b.name:
+            continue
+        target = b.name.replace("before", "after", 1)
+        pairs += [(str(b), str(a)) for a in dirs if a.parent == b.parent and a != b
+                  and a.name.replace("-rerun", "", 1) == target]
+    return sorted(pairs)
