@@ -14,7 +14,7 @@ class Config:
     env: str = "toy:catch"
     env_kwargs: dict = dataclasses.field(default_factory=dict)
     arch: str = "seed"  # seed | impala
-    agent: str = "vtrace"  # vtrace | r2d2
+    agent: str = "vtrace"  # vtrace | r2d2 | one seed.agents.register_agent added
     network: str = "mlp"  # mlp | nature_cnn | impala_resnet | football | ...
     network_kwargs: dict = dataclasses.field(default_factory=dict)
     benchmark: str = ""  # name of the experiments/ config, if any
@@ -139,8 +139,10 @@ class Config:
         """Fail early, with one clear line, on a config that cannot work."""
         if self.arch not in ("seed", "impala"):
             raise ConfigError(f"--arch must be seed or impala, not {self.arch!r}")
-        if self.agent not in ("vtrace", "r2d2"):
-            raise ConfigError(f"--agent must be vtrace or r2d2, not {self.agent!r}")
+        from seed.agents import agent_names
+        if self.agent not in agent_names():
+            raise ConfigError(f"--agent must be {' or '.join(agent_names())}, "
+                              f"not {self.agent!r}")
         if self.agent == "r2d2" and self.arch != "seed":
             raise ConfigError("the r2d2 agent runs under --arch seed only")
         for name in ("actors", "envs_per_actor", "unroll_length", "batch_size"):

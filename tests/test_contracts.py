@@ -131,12 +131,14 @@ AGENTS = ("vtrace", "r2d2")  # every name seed.agents.make_agent builds
 
 
 def _agent_classes():
-    """Every class in seed/agents with an ``infer`` and a ``train_step``."""
+    """Every class in seed/agents with an ``infer`` and a ``train_step``, but for the abstract
+    AgentBase."""
     import seed.agents
     found = set()
     for info in pkgutil.iter_modules(seed.agents.__path__, "seed.agents."):
         for _, cls in inspect.getmembers(importlib.import_module(info.name), inspect.isclass):
-            if cls is not Agent and callable(getattr(cls, "infer", None)) and \
+            if cls is not Agent and not inspect.isabstract(cls) and \
+                    callable(getattr(cls, "infer", None)) and \
                     callable(getattr(cls, "train_step", None)):
                 found.add(cls.__qualname__)
     return found

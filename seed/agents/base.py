@@ -2,6 +2,8 @@
 
 An agent owns a network (:mod:`seed.networks.base`) and its optimizer, and is
 an :class:`Agent`; its ``new_buffer()`` returns a :class:`Buffer`.
+:class:`seed.agents.agent_base.AgentBase` is the scaffolding every agent here
+shares; the runtimes know the Protocol alone.
 
 ``infer`` is one batched policy step (SEED runs it on the learner for a batch
 of envs from many actors; IMPALA runs it on each actor for its own envs). The
@@ -16,7 +18,8 @@ behaviour per env (R2D2's per-env epsilon) without the runtime knowing.
 ``train_step`` takes what it needs from the buffer (a FIFO batch for V-trace,
 a prioritized sample for R2D2), applies one optimizer step and returns
 metrics, among them ``env_steps_trained`` (T x batch). It returns None when
-the buffer was closed.
+the buffer was closed: once closed, every buffer's puts and takes raise
+:class:`seed.buffers.unroll_queue.QueueClosed`.
 """
 
 from __future__ import annotations
@@ -39,7 +42,8 @@ class Buffer(Protocol):
         """Add an unroll, blocking up to ``timeout`` while full; False if it timed out."""
 
     def close(self) -> None:
-        """Wake every waiter; a closed buffer makes ``train_step`` return None."""
+        """Wake every waiter; later puts and takes raise QueueClosed, and ``train_step``
+        returns None."""
 
     @property
     def closed(self) -> bool: ...
@@ -49,8 +53,8 @@ class Buffer(Protocol):
 
 @runtime_checkable
 class Agent(Protocol):
-    """What the runtimes ask of an agent. A Protocol rather than a base class: each agent
-    builds its own networks, buffer and steps, and the runtimes need only this shape."""
+    """What the runtimes ask of an agent. A Protocol rather than a base class: the runtimes
+    need only this shape (:class:`seed.agents.agent_base.AgentBase` gives most of it)."""
 
     unroll_length: int  # T: an unroll holds T + 1 steps
     # Steps an unroll shares with the next one: 1, or R2D2's burn_in + 1, so every
@@ -88,7 +92,8 @@ class Agent(Protocol):
         rate that decays with it; an agent without decay ignores it."""
 
     def parameters(self) -> list[tf.Variable]:
-        """What IMPALA actors pull."""
+        """The acting network's variables: what an IMPALA actor pulls to act as the learner
+        does (no target network, optimizer state or core state)."""
 
     def checkpoint_state(self) -> dict[str, np.ndarray]:
         """Every variable a resume needs (network, optimizer), by name."""

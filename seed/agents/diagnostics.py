@@ -27,8 +27,9 @@ the first, then one after at least ``SAMPLE_INTERVAL_S`` *and* ``SAMPLE_MIN_STEP
 steps, or after ``SAMPLE_MAX_GAP_S`` whatever the steps. A time interval alone
 diagnosed every third of Pong's 217 ms batch-32 steps (issue 24), every step of a
 step slower than the interval; the step count holds their share of the training time
-near 1 / ``SAMPLE_MIN_STEPS`` of the diagnosed step's extra cost, and the gap keeps at least one diagnosed step in a
-5 s log interval of slow steps. The optimizer step is the same with or without them.
+near 1 / ``SAMPLE_MIN_STEPS`` of the diagnosed step's extra cost, and the gap keeps at
+least one diagnosed step in a 5 s log interval of slow steps. The optimizer step is the
+same with or without them; :func:`sampled` gives what a diagnosed step adds to its metrics.
 """
 
 from __future__ import annotations
@@ -117,3 +118,10 @@ def relu_layer_names(network, dummy_step) -> list[str]:
     with recording_relu_outputs() as outputs:
         dummy_step()
     return dead_relu_names(outputs)
+
+
+def sampled(before, variables, relu_outputs) -> dict:
+    """The costly diagnostics of a sampled step: ``update_ratio`` of ``variables`` from their
+    snapshot ``before`` and the ``dead_relu_*`` shares of the recorded ReLU outputs."""
+    return {"update_ratio": update_ratio(before, variables),
+            **dead_relu_fractions(relu_outputs)}

@@ -14,7 +14,8 @@ import time
 
 
 class QueueClosed(Exception):
-    """The queue was closed while a caller waited on it."""
+    """The buffer was closed: every buffer's puts and takes raise it from then on (a train
+    step that gets it returns None)."""
 
 
 class UnrollQueue:
@@ -49,9 +50,10 @@ class UnrollQueue:
             return True
 
     def get_many(self, n: int, timeout: float | None = None) -> list | None:
-        """Take exactly ``n`` items in FIFO order, waiting for them.
+        """Take exactly ``n`` items in FIFO order, waiting for them up to ``timeout`` seconds
+        (None: no limit).
 
-        Returns None on timeout (nothing taken) or when the queue is closed.
+        Returns None on timeout (nothing taken); raises QueueClosed once the queue is closed.
         """
         if n > self.capacity:
             raise ValueError(f"cannot take {n} items from a queue of capacity {self.capacity}")
@@ -63,13 +65,13 @@ class UnrollQueue:
                     return None
                 self._cond.wait(remaining)
             if self._closed:
-                return None
+                raise QueueClosed()
             out = [self._items.popleft() for _ in range(n)]
             self._cond.notify_all()
             return out
 
     def close(self) -> None:
-        """Wake every waiter; later puts raise QueueClosed, gets return None."""
+        """Wake every waiter; later puts and gets raise QueueClosed."""
         with self._cond:
             self._closed = True
             self._cond.notify_all()
