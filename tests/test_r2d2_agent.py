@@ -388,3 +388,18 @@ def test_r2d2_learns_the_two_step_chain():
     print("initial Q(s0)", initial_q, "learnt", q, "returns before", returns_before)
     np.testing.assert_allclose(q, [0.9, 0.1], atol=0.12)
     assert np.abs(initial_q - [0.9, 0.1]).max() > 0.2
+
+
+def test_a_grad_clip_norm_of_0_trains_unclipped():
+    """0 means no clipping (Config's comment, V-trace's rule): a step still moves the net."""
+    agent = R2D2Agent(make_config(replay_min_size=2, grad_clip_norm=0.0), OBS_SPACE, ACT_SPACE)
+    buffer = agent.new_buffer()
+    rng = np.random.default_rng(2)
+    for _ in range(2):
+        buffer.put(random_unroll(rng, 4))
+    before = [v.numpy().copy() for v in agent.network.trainable_variables]
+    metrics = agent.train_step(buffer)
+    assert metrics["grad_norm"] > 0
+    moved = [np.abs(v.numpy() - b).max() for v, b in zip(agent.network.trainable_variables,
+                                                           before)]
+    assert max(moved) > 0

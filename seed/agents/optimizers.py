@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import keras
+import tensorflow as tf
 
 
 def make_optimizer(config):
@@ -15,3 +16,12 @@ def make_optimizer(config):
                                         momentum=config.rms_momentum,
                                         epsilon=config.rms_epsilon)
     raise ValueError(f"unknown optimizer {config.optimizer!r}: choose adam or rmsprop")
+
+
+def clipped_gradients(grads, clip_norm: float):
+    """``(grads, norm)``: ``grads`` scaled to a global norm of at most ``clip_norm`` (0: as
+    they are), and their global norm before clipping."""
+    norm = tf.linalg.global_norm(grads)
+    if clip_norm > 0:
+        grads, _ = tf.clip_by_global_norm(grads, clip_norm, use_norm=norm)
+    return grads, norm

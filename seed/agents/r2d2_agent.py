@@ -27,6 +27,7 @@ import numpy as np
 import tensorflow as tf
 
 from seed.agents import diagnostics, r2d2
+from seed.agents.optimizers import clipped_gradients
 from seed.agents.agent_base import AgentBase
 from seed.networks import make_network
 from seed.networks.relu_recording import recording_relu_outputs
@@ -177,7 +178,7 @@ class R2D2Agent(AgentBase):
             q_taken = tf.gather(q[:-1], action[burn_in:-1], axis=-1, batch_dims=2)
             loss, abs_td = r2d2.td_loss(q_taken, targets, weights)
         grads = tape.gradient(loss, self._online_vars)
-        grads, grad_norm = tf.clip_by_global_norm(grads, config.grad_clip_norm)
+        grads, grad_norm = clipped_gradients(grads, config.grad_clip_norm)
         self.optimizer.apply_gradients(zip(grads, self._online_vars))
         priorities = r2d2.sequence_priorities(abs_td, config.priority_eta)
         metrics = {"loss": loss, "mean_q": tf.reduce_mean(q_taken), "grad_norm": grad_norm,

@@ -20,6 +20,7 @@ from __future__ import annotations
 import tensorflow as tf
 
 from seed.agents import diagnostics
+from seed.agents.optimizers import clipped_gradients
 from seed.agents.agent_base import AgentBase
 from seed.agents.vtrace import actor_critic_loss, align_unroll
 from seed.networks import make_network
@@ -80,9 +81,7 @@ class VTraceAgent(AgentBase):
                 entropy_cost=c.entropy_cost, lambda_=c.lambda_, max_abs_reward=c.max_abs_reward,
                 reduction=c.loss_reduction)
         grads = tape.gradient(loss, variables)
-        grad_norm = tf.linalg.global_norm(grads)
-        if c.grad_clip_norm > 0:
-            grads, _ = tf.clip_by_global_norm(grads, c.grad_clip_norm, use_norm=grad_norm)
+        grads, grad_norm = clipped_gradients(grads, c.grad_clip_norm)
         self.optimizer.apply_gradients(zip(grads, variables))
         metrics["grad_norm"] = grad_norm
         metrics["learning_rate"] = tf.convert_to_tensor(self.optimizer.learning_rate)
