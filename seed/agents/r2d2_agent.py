@@ -37,7 +37,7 @@ from seed.networks.relu_recording import recording_relu_outputs
 from seed.buffers.prioritized import PrioritizedReplay
 from seed.buffers.rate_limiter import SampleToInsertRatio
 from seed.buffers.unroll_queue import QueueClosed
-from seed.types import EnvOutput, stack_unrolls
+from seed.types import ArraySpec, EnvOutput, stack_unrolls
 
 def replay_limiter(config) -> SampleToInsertRatio:
     """``config.replay_ratio`` sequences trained per sequence inserted after the first
@@ -167,6 +167,11 @@ class R2D2Agent:
         action, q_values = self._infer_fn(env_ids, prev_action, EnvOutput(*env_output))
         action = action.numpy()
         return action, {"q_values": q_values.numpy(), "action": action}
+
+    def output_spec(self):
+        """Per env: the action taken and the online network's Q-values."""
+        return {"q_values": ArraySpec("float32", (self.num_actions,)),
+                "action": ArraySpec("int32", ())}
 
     def read_core_state(self, env_ids):
         return self.core_states.host_read(env_ids)

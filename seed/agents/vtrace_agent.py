@@ -32,7 +32,7 @@ from seed.networks import make_network
 from seed.networks.base import create_variables
 from seed.networks.relu_recording import recording_relu_outputs
 from seed.buffers.unroll_queue import UnrollQueue
-from seed.types import EnvOutput, stack_unrolls
+from seed.types import ArraySpec, EnvOutput, stack_unrolls
 
 
 def _spec(shape, dtype):
@@ -115,6 +115,12 @@ class VTraceAgent:
         action = action.numpy()
         return action, {"action": action, "policy_logits": logits.numpy(),
                         "baseline": baseline.numpy()}
+
+    def output_spec(self):
+        """Per env: the action taken, the policy's logits and its baseline."""
+        return {"action": ArraySpec("int32", ()),
+                "policy_logits": ArraySpec("float32", (self.num_actions,)),
+                "baseline": ArraySpec("float32", ())}
 
     def read_core_state(self, env_ids):
         return self.core_states.host_read(env_ids)
