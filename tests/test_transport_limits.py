@@ -127,7 +127,7 @@ def test_impala_limits_cover_an_unroll_and_the_parameters():
     obs_bytes = 8 * 10 * 5 * 4  # T+1 Catch observations
     assert obs_bytes < limits.request("SendUnroll") < limits.response
     assert limits.request("StreamSteps") == limits_lib.SMALL_REQUEST_BYTES
-    assert core.spec_message().max_response_bytes == limits.response
+    assert service.spec.max_response_bytes == limits.response
 
 
 def test_pong_sized_limits_are_a_fraction_of_a_megabyte_per_step():

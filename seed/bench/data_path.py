@@ -144,7 +144,7 @@ def measure_data_path(config, agent, env_spec, seconds: float) -> dict:
     start = time.time() + WARMUP_S + 3.0  # + the clients' own start-up (imports)
     stop = start + seconds
     procs = [ctx.Process(target=_client, daemon=True,
-                         args=(address, core.spec_message().SerializeToString(), a,
+                         args=(address, service.spec.SerializeToString(), a,
                                list(range(a * k, (a + 1) * k)), start, stop, out))
              for a in range(int(config.actors))]
     try:

@@ -35,6 +35,7 @@ from seed.metrics.machine import learner_device, machine_facts
 from seed.metrics.writer import MetricsWriter
 from seed.runtime import checkpoint
 from seed.runtime.learner_core import EnvSpec, LearnerCore
+from seed.runtime.service import LearnerService
 from seed.transport.channel import start_server, unix_socket_path
 
 log = logging.getLogger(__name__)
@@ -46,7 +47,7 @@ def default_run_dir(config: Config) -> Path:
     return Path("results") / bench / config.arch / f"{stamp}-{os.getpid()}"
 
 
-def make_service(core: LearnerCore):
+def make_service(core: LearnerCore) -> LearnerService:
     if core.config.arch == "seed":
         from seed.runtime.seed_arch.learner import SeedLearnerService
         return SeedLearnerService(core)
@@ -91,7 +92,8 @@ class _Interval:
         self.env_steps = env_steps
         self.trained = trained
 
-    def row(self, sample: dict, core: LearnerCore, service, wall: float) -> dict:
+    def row(self, sample: dict, core: LearnerCore, service: LearnerService,
+            wall: float) -> dict:
         now = time.monotonic()
         dt = max(now - self.t, 1e-9)
         env_steps, trained = sample["env_steps"], sample["env_steps_trained"]
@@ -295,8 +297,8 @@ class _RunRecord:
     """What a run writes as it goes: episodes and metrics rows, checkpoints, the progress
     bar; at the end, its summary."""
 
-    def __init__(self, config: Config, core: LearnerCore, service, run_dir: Path,
-                 counters: dict):
+    def __init__(self, config: Config, core: LearnerCore, service: LearnerService,
+                 run_dir: Path, counters: dict):
         self.config, self.core, self.service, self.run_dir = config, core, service, run_dir
         self.frames_per_step = core.env_spec.frames_per_step
         self.wall_offset = float(counters.get("wall_time", 0.0))  # a resumed run's wall time

@@ -13,14 +13,15 @@ import threading
 import grpc
 
 from seed.runtime.learner_core import LearnerCore
+from seed.runtime.service import LearnerService
 from seed.transport import limits as limits_lib
 from seed.transport import tensor as wire
 from seed.transport.channel import reject_undecodable
-from seed.transport.proto import pb2, pb2_grpc
+from seed.transport.proto import pb2
 from seed.transport.unroll_spec import UnrollSpec
 
 
-class ImpalaLearnerService(pb2_grpc.LearnerServicer):
+class ImpalaLearnerService(LearnerService):
     def __init__(self, core: LearnerCore):
         self.core = core
         self.num_envs = core.config.num_envs
@@ -31,10 +32,11 @@ class ImpalaLearnerService(pb2_grpc.LearnerServicer):
         self._version = 0
         self._snapshot = [v.numpy() for v in core.agent.parameters()]
         self._encoded: tuple[int, list] | None = None
-        core.on_train_step = self._after_train_step
+        core.after_each_train_step(self._after_train_step)
         self._batch_lock = threading.Lock()
         self._unrolls = 0
-        self.limits = core.message_limits = self._message_limits()
+        self.limits = self._message_limits()
+        self.spec = core.spec_message(self.limits)
 
     def _message_limits(self) -> limits_lib.MessageLimits:
         """An unroll of T+1 steps up (the largest its spec allows); the parameters (the only
@@ -55,10 +57,6 @@ class ImpalaLearnerService(pb2_grpc.LearnerServicer):
         return self._version
 
     # -- gRPC ------------------------------------------------------------------
-    def GetSpec(self, request, context):
-        reject_undecodable(request, context)
-        return self.core.spec_message()
-
     def StreamSteps(self, request_iterator, context):
         context.abort(grpc.StatusCode.FAILED_PRECONDITION,
                       "this learner runs the IMPALA architecture: send unrolls with SendUnroll")
@@ -97,10 +95,11 @@ class ImpalaLearnerService(pb2_grpc.LearnerServicer):
         return pb2.UnrollAck(parameter_version=self._version)
 
     def take_batch_stats(self) -> float | None:
-        """IMPALA actors infer on their own envs: the batch is envs_per_actor."""
+        """IMPALA actors infer locally, every call on all their ``envs_per_actor`` envs: that
+        is the batch, whenever unrolls arrived since the last call."""
         with self._batch_lock:
             had, self._unrolls = self._unrolls, 0
         return float(self.core.config.envs_per_actor) if had else None
 
     def close(self) -> None:
-        pass
+        """Nothing to wake: every call is unary."""
