@@ -83,24 +83,26 @@ def _service_classes():
     return found
 
 
-def test_every_learner_service_is_a_learner_service():
+def test_every_learner_service_is_a_learner_service_of_one_architecture():
+    from seed.runtime.architectures import ARCHITECTURES
     from seed.runtime.service import LearnerService
     classes = {name: cls for name, cls in _service_classes().items() if cls is not LearnerService}
     assert set(classes) == {"SeedLearnerService", "ImpalaLearnerService"}
+    assert sorted(a.service.__qualname__ for a in ARCHITECTURES.values()) == sorted(classes)
     for cls in classes.values():
         assert issubclass(cls, LearnerService) and not inspect.isabstract(cls), cls
 
 
 @pytest.mark.parametrize("arch", ["seed", "impala"])
 def test_a_learner_service_changes_its_core_only_through_the_cores_hooks(arch):
+    from seed.runtime.architectures import architecture
     from seed.runtime.learner_core import EnvSpec, LearnerCore
-    from seed.runtime.run import make_service
     from seed.runtime.service import LearnerService
     config = Config(env="toy:catch", arch=arch, actors=1, envs_per_actor=2, unroll_length=3,
                     train=False, progress=False)
     core = LearnerCore(config, EnvSpec.probe(config.env, config.env_kwargs))
     before = dict(vars(core))
-    service = make_service(core)
+    service = architecture(arch).service(core)
     try:
         assert isinstance(service, LearnerService) and service.core is core
         _takes_what_the_interface_names(service, LearnerService)

@@ -11,6 +11,7 @@ import numpy as np
 from seed.inference.batcher import Batch, BatcherClosed, InferenceBatcher
 from seed.inference.env_runs import EnvRuns
 from seed.runtime.learner_core import LearnerCore
+from seed.runtime.seed_arch import transport
 from seed.runtime.service import LearnerService
 from seed.transport import limits as limits_lib
 from seed.transport import tensor as wire
@@ -49,12 +50,12 @@ class SeedLearnerService(LearnerService):
         self.builder = UnrollBuilder(self.num_envs, core.agent.unroll_length,
                                      core.agent.unroll_overlap)
         self._is_eval_env = core.agent.is_eval_env
-        self.batcher = InferenceBatcher(self._serve_batch, config.effective_inference_batch_size(),
+        self.batcher = InferenceBatcher(self._serve_batch, transport.inference_batch_size(config),
                                         config.inference_timeout_ms / 1000.0)
         self.limits = self._message_limits()
         self.spec = core.spec_message(self.limits)
-        self.streams = StreamRegistry(config.max_streams(), config.stream_idle_timeout_s,
-                                      what="StreamSteps stream")
+        self.streams = StreamRegistry(transport.max_streams(config),
+                                      config.stream_idle_timeout_s, what="StreamSteps stream")
 
     def _message_limits(self) -> limits_lib.MessageLimits:
         """A StepRequest carries at most one actor's envs; replies are actions and the spec."""
