@@ -46,10 +46,8 @@ def cmd_actor(args) -> int:
         print(f"seed: error: the learner at {args.server} answered {e.code().name}: "
               f"{e.details()}", file=sys.stderr)
         return 2
-    if spec.arch == "impala":
-        from seed.runtime.impala_arch.actor import run_actor
-    else:
-        from seed.runtime.seed_arch.actor import run_actor
+    from seed.runtime.architectures import architecture
+    run_actor = architecture(spec.arch, what="the learner's architecture").run_actor
     return run_actor(args.server, args.task, max_steps=args.max_steps, security=security)
 
 

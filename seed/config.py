@@ -13,7 +13,7 @@ class Config:
     # What to run.
     env: str = "toy:catch"
     env_kwargs: dict = dataclasses.field(default_factory=dict)
-    arch: str = "seed"  # seed | impala
+    arch: str = "seed"  # seed | impala: seed/runtime/architectures.py
     agent: str = "vtrace"  # vtrace | r2d2 | one seed.agents.register_agent added
     network: str = "mlp"  # mlp | nature_cnn | impala_resnet | football | ...
     network_kwargs: dict = dataclasses.field(default_factory=dict)
@@ -100,51 +100,17 @@ class Config:
     def num_envs(self) -> int:
         return self.actors * self.envs_per_actor
 
-    def effective_actor_splits(self) -> int:
-        """Env groups per SEED actor (IMPALA actors infer locally and never split)."""
-        return max(1, min(self.actor_splits, self.envs_per_actor)) if self.arch == "seed" else 1
-
-    def effective_inference_batch_size(self) -> int:
-        """Rows per inference batch: by default one request from every actor stream in flight.
-
-        With ``actor_splits`` groups per actor, half (or a third...) of every actor's envs
-        wait on the learner at any time, so a batch of all envs would never fill.
-        """
-        if self.inference_batch_size:
-            return self.inference_batch_size
-        splits = self.effective_actor_splits()
-        return self.actors * -(-self.envs_per_actor // splits)
-
-    def serve_runs_in_lockstep(self) -> bool:
-        """One stream per actor and one inference batch of every env: SEED's inference,
-        simulation and data path then take turns, which ``seed roofline`` bounds
-        (``seed_lockstep_serve``, seed/bench/roofline.py)."""
-        return (self.effective_actor_splits() == 1
-                and self.effective_inference_batch_size() == self.num_envs)
-
-    def max_streams(self) -> int:
-        """SEED: streams the learner holds open at once: every actor's, as many again for
-        actors that reconnect while their old streams linger, and a few more."""
-        return 2 * self.actors * self.effective_actor_splits() + 4 if self.arch == "seed" else 0
-
-    def grpc_workers(self) -> int:
-        """Server threads (and concurrent calls): one per stream the learner holds, plus
-        room for spec, unroll and parameter calls; beyond that, RESOURCE_EXHAUSTED."""
-        return self.max_streams() + self.actors + 8
-
     def effective_queue_capacity(self) -> int:
         return self.queue_capacity or 2 * self.batch_size
 
     def validate(self) -> None:
-        """Fail early, with one clear line, on a config that cannot work."""
-        if self.arch not in ("seed", "impala"):
-            raise ConfigError(f"--arch must be seed or impala, not {self.arch!r}")
+        """Fail early, with one clear line, on a config that cannot work under any
+        architecture; ``seed.runtime.architectures.validate`` adds the checks of the one
+        ``arch`` names (the name itself, the agents it runs, its transport)."""
         from seed.agents import agent_names
         if self.agent not in agent_names():
             raise ConfigError(f"--agent must be {' or '.join(agent_names())}, "
                               f"not {self.agent!r}")
-        if self.agent == "r2d2" and self.arch != "seed":
-            raise ConfigError("the r2d2 agent runs under --arch seed only")
         for name in ("actors", "envs_per_actor", "unroll_length", "batch_size"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be at least 1, got {getattr(self, name)}")
@@ -157,12 +123,6 @@ class Config:
             raise ConfigError("inference_batch_size must be >= 0")
         if self.actor_splits < 1:
             raise ConfigError(f"actor_splits must be >= 1, got {self.actor_splits}")
-        group = -(-self.envs_per_actor // self.effective_actor_splits())
-        if self.arch == "seed" and 0 < self.inference_batch_size < group:
-            raise ConfigError(
-                f"inference batch size {self.inference_batch_size} is smaller than one actor "
-                f"request ({group} envs: {self.envs_per_actor} envs in "
-                f"{self.effective_actor_splits()} splits)")
         if not self.stream_idle_timeout_s >= 0:
             raise ConfigError(f"stream_idle_timeout_s must be >= 0 (0: no limit), "
                               f"got {self.stream_idle_timeout_s}")

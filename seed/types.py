@@ -29,6 +29,13 @@ from typing import Any, NamedTuple
 import numpy as np
 
 
+class ArraySpec(NamedTuple):
+    """An array's NumPy dtype name and shape: one env's (one step's) part of a batch."""
+
+    dtype: str
+    shape: tuple
+
+
 class EnvOutput(NamedTuple):
     reward: Any  # float32 [..]
     done: Any  # bool [..]

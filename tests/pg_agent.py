@@ -18,7 +18,7 @@ from seed.agents.agent_base import AgentBase
 from seed.buffers.unroll_queue import UnrollQueue
 from seed.networks import make_network
 from seed.networks.relu_recording import recording_relu_outputs
-from seed.types import EnvOutput, stack_unrolls
+from seed.types import ArraySpec, EnvOutput, stack_unrolls
 
 
 class PGAgent(AgentBase):
@@ -27,6 +27,9 @@ class PGAgent(AgentBase):
                                head="actor_critic", **config.network_kwargs)
         super().__init__(config, observation_space, {"network": network})
         self._rng = tf.random.Generator.from_seed(config.seed)
+
+    def output_spec(self):
+        return {"action": ArraySpec("int32", ())}
 
     def _act(self, env_ids, outputs):
         del env_ids

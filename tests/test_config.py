@@ -1,6 +1,8 @@
 import pytest
 
 from seed.config import Config, ConfigError
+from seed.runtime.architectures import architecture, validate
+from seed.runtime.seed_arch import transport as seed_transport
 
 
 @pytest.mark.parametrize("actors,envs,splits,batch", [
@@ -11,19 +13,21 @@ from seed.config import Config, ConfigError
 ])
 def test_default_inference_batch_is_one_group_per_actor(actors, envs, splits, batch):
     c = Config(actors=actors, envs_per_actor=envs, actor_splits=splits)
-    c.validate()
-    assert c.effective_inference_batch_size() == batch
+    validate(c)
+    assert seed_transport.inference_batch_size(c) == batch
 
 
 def test_impala_actors_never_split_and_explicit_batch_wins():
-    assert Config(arch="impala", envs_per_actor=8, actor_splits=4).effective_actor_splits() == 1
-    assert Config(actors=2, envs_per_actor=8, inference_batch_size=12
-                  ).effective_inference_batch_size() == 12
+    impala = Config(arch="impala", actors=2, envs_per_actor=8, actor_splits=4)
+    assert architecture("impala").max_streams(impala) == 0  # unary calls only
+    assert architecture("impala").grpc_workers(impala) == 2 + 8
+    assert seed_transport.inference_batch_size(Config(actors=2, envs_per_actor=8,
+                                                      inference_batch_size=12)) == 12
 
 
 def test_grpc_workers_cover_every_stream():
     c = Config(actors=3, envs_per_actor=8, actor_splits=2)
-    assert c.grpc_workers() >= 3 * 2 + 3
+    assert architecture("seed").grpc_workers(c) >= 3 * 2 + 3
 
 
 @pytest.mark.parametrize("overrides,message", [
@@ -36,7 +40,7 @@ def test_grpc_workers_cover_every_stream():
 ])
 def test_bad_split_and_replay_settings_fail_with_one_line(overrides, message):
     with pytest.raises(ConfigError, match=message):
-        Config(**overrides).validate()
+        validate(Config(**overrides))
 
 
 @pytest.mark.parametrize("overrides,message", [

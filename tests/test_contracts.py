@@ -69,6 +69,53 @@ def test_a_launcher_lets_the_learner_listen_where_server_says(tmp_path):
         assert launcher.learner_address("") == ""
 
 
+# -- learner services ---------------------------------------------------------------------
+
+def _service_classes():
+    """Every gRPC learner servicer class in seed/runtime."""
+    import seed.runtime
+    from seed.transport.proto import pb2_grpc
+    found = {}
+    for info in pkgutil.walk_packages(seed.runtime.__path__, "seed.runtime."):
+        for _, cls in inspect.getmembers(importlib.import_module(info.name), inspect.isclass):
+            if issubclass(cls, pb2_grpc.LearnerServicer) and cls.__module__ == info.name:
+                found[cls.__qualname__] = cls
+    return found
+
+
+def test_every_learner_service_is_a_learner_service_of_one_architecture():
+    from seed.runtime.architectures import ARCHITECTURES
+    from seed.runtime.service import LearnerService
+    classes = {name: cls for name, cls in _service_classes().items() if cls is not LearnerService}
+    assert set(classes) == {"SeedLearnerService", "ImpalaLearnerService"}
+    assert sorted(a.service.__qualname__ for a in ARCHITECTURES.values()) == sorted(classes)
+    for cls in classes.values():
+        assert issubclass(cls, LearnerService) and not inspect.isabstract(cls), cls
+
+
+@pytest.mark.parametrize("arch", ["seed", "impala"])
+def test_a_learner_service_changes_its_core_only_through_the_cores_hooks(arch):
+    from seed.runtime.architectures import architecture
+    from seed.runtime.learner_core import EnvSpec, LearnerCore
+    from seed.runtime.service import LearnerService
+    config = Config(env="toy:catch", arch=arch, actors=1, envs_per_actor=2, unroll_length=3,
+                    train=False, progress=False)
+    core = LearnerCore(config, EnvSpec.probe(config.env, config.env_kwargs))
+    before = dict(vars(core))
+    service = architecture(arch).service(core)
+    try:
+        assert isinstance(service, LearnerService) and service.core is core
+        _takes_what_the_interface_names(service, LearnerService)
+        assert vars(core).keys() == before.keys()
+        assert all(vars(core)[k] is v for k, v in before.items())
+        assert service.spec.max_request_bytes == service.limits.max_request
+        assert service.spec.max_response_bytes == service.limits.response
+        assert service.spec.arch == arch and service.take_batch_stats() is None
+    finally:
+        service.close()
+        core.stop()
+
+
 # -- envs ---------------------------------------------------------------------------------
 
 # One env of every adapter (each toy env: they are separate classes); the keyword arguments

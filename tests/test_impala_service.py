@@ -97,7 +97,9 @@ def test_malformed_unroll_is_invalid_argument(learner):
         prev_action=wire.encode(np.zeros(6, np.int32)), reward=wire.encode(np.zeros(6, np.float32)),
         done=wire.encode(np.zeros(6, bool)),
         observation=wire.encode(np.zeros((6, 10, 5), np.float32)),
-        agent_output={"action": wire.encode(np.zeros(6, np.int32))})
+        agent_output={"action": wire.encode(np.zeros(6, np.int32)),
+                      "policy_logits": wire.encode(np.zeros((6, 3), np.float32)),
+                      "baseline": wire.encode(np.zeros(6, np.float32))})
     with pytest.raises(grpc.RpcError) as err:  # core_state missing: the MLP is stateless, so
         stub.SendUnroll(pb2.UnrollMessage(**{**{f.name: getattr(msg, f.name) for f, _ in
                                                  msg.ListFields()}, "env_id": 7}), timeout=30)

@@ -13,6 +13,7 @@ import grpc
 import pytest
 
 from seed.config import Config, ConfigError
+from seed.runtime.architectures import architecture
 from seed.runtime.learner_core import EnvSpec, LearnerCore
 from seed.runtime.seed_arch.actor import run_actor
 from seed.runtime.seed_arch.learner import SeedLearnerService
@@ -77,8 +78,8 @@ class Learner:
                              inference_timeout_ms=1.0, frames=10_000, progress=False)
         self.core = LearnerCore(self.config, EnvSpec.probe(self.config.env, {}))
         self.service = SeedLearnerService(self.core)
-        self.server, self.address = start_server(self.service, address,
-                                                 max_workers=self.config.grpc_workers(),
+        workers = architecture("seed").grpc_workers(self.config)
+        self.server, self.address = start_server(self.service, address, max_workers=workers,
                                                  security=security)
 
     def close(self):

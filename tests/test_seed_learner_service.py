@@ -11,7 +11,9 @@ import pytest
 
 from seed.config import Config
 from seed.inference.batcher import BatcherClosed
+from seed.runtime.architectures import architecture
 from seed.runtime.learner_core import EnvSpec, LearnerCore
+from seed.runtime.seed_arch import transport as seed_transport
 from seed.runtime.seed_arch.actor import run_actor
 from seed.runtime.seed_arch.learner import ActorStep, SeedLearnerService
 from seed.transport import tensor as wire
@@ -123,10 +125,11 @@ def test_a_split_actor_keeps_one_stream_per_env_group_in_flight():
     inference batch holds exactly one group and all 4 envs keep stepping."""
     config = Config(env="toy:catch", actors=1, envs_per_actor=4, actor_splits=2, train=False,
                     inference_timeout_ms=50.0, frames=10_000, progress=False)
-    assert config.effective_inference_batch_size() == 2
+    assert seed_transport.inference_batch_size(config) == 2
     core = LearnerCore(config, EnvSpec.probe(config.env, config.env_kwargs))
     service = SeedLearnerService(core)
-    server, address = start_server(service, "", max_workers=config.grpc_workers())
+    server, address = start_server(service, "",
+                                   max_workers=architecture("seed").grpc_workers(config))
     try:
         assert run_actor(address, task=0, max_steps=400) == 0
         batches, rows = service.batcher.take_stats()
@@ -153,7 +156,8 @@ def test_action_latency_spans_the_round_trip_through_the_learner():
 
     core.agent.infer = slow_infer
     service = SeedLearnerService(core)
-    server, address = start_server(service, "", max_workers=config.grpc_workers())
+    server, address = start_server(service, "",
+                                   max_workers=architecture("seed").grpc_workers(config))
     try:
         assert run_actor(address, task=0, max_steps=2 * steps) == 0
     finally:

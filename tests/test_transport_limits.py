@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from seed.config import Config
+from seed.runtime.architectures import architecture
 from seed.runtime.learner_core import EnvSpec, LearnerCore
 from seed.runtime.seed_arch.learner import SeedLearnerService
 from seed.transport import limits as limits_lib
@@ -21,7 +22,8 @@ def _serve(service_cls, **overrides):
                            **overrides))
     core = LearnerCore(config, EnvSpec.probe(config.env, config.env_kwargs))
     service = service_cls(core)
-    server, address = start_server(service, "", max_workers=config.grpc_workers())
+    server, address = start_server(service, "",
+                                   max_workers=architecture(config.arch).grpc_workers(config))
     return core, service, server, address
 
 
@@ -127,7 +129,7 @@ def test_impala_limits_cover_an_unroll_and_the_parameters():
     obs_bytes = 8 * 10 * 5 * 4  # T+1 Catch observations
     assert obs_bytes < limits.request("SendUnroll") < limits.response
     assert limits.request("StreamSteps") == limits_lib.SMALL_REQUEST_BYTES
-    assert core.spec_message().max_response_bytes == limits.response
+    assert service.spec.max_response_bytes == limits.response
 
 
 def test_pong_sized_limits_are_a_fraction_of_a_megabyte_per_step():

@@ -13,7 +13,7 @@ take raises :class:`QueueClosed`, and ``train_step`` then returns None.
 A subclass builds its networks and hands them to ``AgentBase.__init__``, then gives:
 
 * ``_act(env_ids, outputs)``: the action and agent output from the network's outputs
-  (inside the traced inference step);
+  (inside the traced inference step), and ``output_spec()``, their dtypes and shapes;
 * ``_train_signature()`` and ``_train_graph(*inputs, diagnose)``: one optimizer step;
 * ``new_buffer()``, ``_take_batch(buffer)`` and ``_finish_step(buffer, taken, outputs)``:
   its buffer, the graph's inputs taken from it, and the host's work after the step.
@@ -112,6 +112,11 @@ class AgentBase(abc.ABC):
         outputs, new_state = self._policy_step(prev_action, env_output, core_state)
         self.core_states.write(env_ids, new_state)
         return self._act(env_ids, outputs)
+
+    @abc.abstractmethod
+    def output_spec(self) -> dict:
+        """What ``_act`` returns for one env, ``action`` among it: name ->
+        :class:`seed.types.ArraySpec` (an IMPALA unroll's wire is built from it)."""
 
     @abc.abstractmethod
     def _act(self, env_ids, outputs) -> dict:

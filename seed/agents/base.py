@@ -31,6 +31,8 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import tensorflow as tf
 
+from seed.types import ArraySpec
+
 
 @runtime_checkable
 class Buffer(Protocol):
@@ -70,6 +72,10 @@ class Agent(Protocol):
         """``(action int32 [B], agent_output {name: [B, ...]})`` for the distinct envs
         ``env_ids`` (in ``[0, config.num_envs)``); their core states, which the agent keeps,
         advance by this step."""
+
+    def output_spec(self) -> dict[str, ArraySpec]:
+        """What ``infer``'s ``agent_output`` holds for one env, ``'action'`` among it: name ->
+        dtype and shape. An unroll carries each at every step (IMPALA sends it whole)."""
 
     def read_core_state(self, env_ids: np.ndarray) -> tuple[np.ndarray, ...]:
         """The core state the envs' next ``infer`` starts from (an unroll's first state)."""

@@ -33,7 +33,7 @@ from seed.networks import make_network
 from seed.networks.relu_recording import recording_relu_outputs
 from seed.buffers.prioritized import PrioritizedReplay
 from seed.buffers.rate_limiter import SampleToInsertRatio
-from seed.types import EnvOutput, stack_unrolls
+from seed.types import ArraySpec, EnvOutput, stack_unrolls
 
 
 def replay_limiter(config) -> SampleToInsertRatio:
@@ -98,6 +98,11 @@ class R2D2Agent(AgentBase):
     def is_eval_env(self, env_id) -> bool:
         """True for the last ``config.eval_envs`` env ids: they act, they are not trained on."""
         return int(env_id) >= self.num_training_envs
+
+    def output_spec(self):
+        """Per env: the action taken and the online network's Q-values."""
+        return {"q_values": ArraySpec("float32", (self.num_actions,)),
+                "action": ArraySpec("int32", ())}
 
     def _act(self, env_ids, outputs):
         """Epsilon-greedy on the Q values, each env with its own epsilon."""

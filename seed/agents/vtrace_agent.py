@@ -26,7 +26,7 @@ from seed.agents.vtrace import actor_critic_loss, align_unroll
 from seed.networks import make_network
 from seed.networks.relu_recording import recording_relu_outputs
 from seed.buffers.unroll_queue import UnrollQueue
-from seed.types import EnvOutput, stack_unrolls
+from seed.types import ArraySpec, EnvOutput, stack_unrolls
 
 
 class VTraceAgent(AgentBase):
@@ -37,6 +37,12 @@ class VTraceAgent(AgentBase):
         self._rng = tf.random.Generator.from_seed(config.seed)
 
     # -- inference -----------------------------------------------------------------------
+
+    def output_spec(self):
+        """Per env: the action taken, the policy's logits and its baseline."""
+        return {"action": ArraySpec("int32", ()),
+                "policy_logits": ArraySpec("float32", (self.num_actions,)),
+                "baseline": ArraySpec("float32", ())}
 
     def _act(self, env_ids, outputs):
         """An action sampled from the policy."""

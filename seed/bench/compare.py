@@ -31,7 +31,6 @@ facts, mode, seconds, config, and the roofline fractions when
 from __future__ import annotations
 
 import csv
-import dataclasses
 import json
 import math
 import os
@@ -47,6 +46,7 @@ from seed.results.bench import load_roofline
 from seed.results.files import ResultsError
 from seed.results.run_dirs import read_metrics
 from seed.results.steady import STEADY_STEP_WEIGHTED, steady_state, warmup_index
+from seed.runtime.seed_arch import transport as seed_transport
 
 # One run per entry, in this order: SEED first and last brackets IMPALA in time.
 SCHEDULE = (("seed", 1), ("impala", 1), ("seed", 2))
@@ -89,7 +89,8 @@ def base_config(config: Config, mode: str, seconds: float, log_interval_s: float
         values["log_interval_s"] = float(log_interval_s)
     if values.get("launcher") == "none":
         raise ConfigError("seed compare starts its own actors: use --launcher local or ray")
-    Config(**values).validate()
+    from seed.runtime.architectures import validate
+    validate(Config(**values))
     return values
 
 
@@ -272,8 +273,7 @@ def ceiling_fractions(path: Path, mode: str, summary: dict, config: dict) -> dic
     # SEED's bound when its steps take turns (seed/bench/roofline.py): it holds for a serve
     # run of that schedule only.
     lockstep, fps = roof.get("seed_lockstep_serve"), summary["seed_fps_mean"]
-    if mode == "serve" and lockstep and \
-            dataclasses.replace(Config(**config), arch="seed").serve_runs_in_lockstep():
+    if mode == "serve" and lockstep and seed_transport.serve_runs_in_lockstep(Config(**config)):
         out["seed_lockstep_fps"] = lockstep["frames_per_s"]
         out["seed_lockstep_fraction"] = fps / lockstep["frames_per_s"] if fps else None
     return out

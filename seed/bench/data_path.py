@@ -126,25 +126,26 @@ def measure_data_path(config, agent, env_spec, seconds: float) -> dict:
     is the config's :class:`seed.runtime.learner_core.EnvSpec`."""
     import dataclasses
 
+    from seed.runtime.architectures import architecture
     from seed.runtime.learner_core import LearnerCore
-    from seed.runtime.seed_arch.learner import SeedLearnerService
     from seed.transport.channel import start_server
 
     # One stream per actor: with actor_splits > 1 an actor's groups take turns, which a
     # client that only waits on its replies has no reason to do.
     config = dataclasses.replace(config, arch="seed", train=False, actor_splits=1)
+    seed = architecture("seed")
     frames_per_step = int(env_spec.frames_per_step)
     core = LearnerCore(config, env_spec,
                        agent=NoInference(agent, env_spec.observation_space))
-    service = SeedLearnerService(core)
-    server, address = start_server(service, "", max_workers=config.grpc_workers())
+    service = seed.service(core)
+    server, address = start_server(service, "", max_workers=seed.grpc_workers(config))
     ctx = mp.get_context("spawn")
     out = ctx.Queue()
     k = int(config.envs_per_actor)
     start = time.time() + WARMUP_S + 3.0  # + the clients' own start-up (imports)
     stop = start + seconds
     procs = [ctx.Process(target=_client, daemon=True,
-                         args=(address, core.spec_message().SerializeToString(), a,
+                         args=(address, service.spec.SerializeToString(), a,
                                list(range(a * k, (a + 1) * k)), start, stop, out))
              for a in range(int(config.actors))]
     try:

@@ -1,9 +1,10 @@
 """Actors as Ray actors, spread over the nodes of a Ray cluster.
 
 ``RayLauncher(config, run_dir)`` joins the cluster at ``config.ray_address``
-(or starts a local one in this process when it is empty) and runs each actor
-``seed.runtime.{seed,impala}.actor.run_actor(address, task)`` inside a Ray
-actor that asks for one CPU, placed with ``scheduling_strategy="SPREAD"``.
+(or starts a local one in this process when it is empty) and runs each actor,
+the actor loop of the run's architecture (``run_actor(address, task)`` of its
+entry in :mod:`seed.runtime.architectures`), inside a Ray actor that asks for
+one CPU, placed with ``scheduling_strategy="SPREAD"``.
 
 Restarts are Ray's: the Ray actor has ``max_restarts`` and its ``run`` call
 ``max_task_retries=-1``, so when an actor's worker process dies (killed, OOM,
@@ -87,7 +88,7 @@ def connect_ray(config: Config):
 
 
 class ActorHost:
-    """The body of one Ray actor: runs one SEED or IMPALA actor loop.
+    """The body of one Ray actor: runs the actor loop of the run's architecture.
 
     Ray re-runs ``__init__`` in a fresh worker process on every restart, so
     ``incarnation`` (the process id and start time) tells restarts apart.
@@ -115,11 +116,9 @@ class ActorHost:
 
     def run(self) -> int:
         """The actor loop; returns only when the loop ends (it should not during a run)."""
-        if self.arch == "impala":
-            from seed.runtime.impala_arch.actor import run_actor
-        else:
-            from seed.runtime.seed_arch.actor import run_actor
+        from seed.runtime.architectures import architecture
         from seed.transport.security import client_security
+        run_actor = architecture(self.arch).run_actor
         log.info("%s actor %d (pid %d) connecting to %s", self.arch, self.task, self.pid,
                  self.address)
         security = client_security(self.auth_token_file, self.tls_ca_file)

@@ -15,6 +15,7 @@ import numpy as np
 
 from seed.buffers.unroll_queue import QueueClosed
 from seed.runtime.stats import RunStats
+from seed.transport.limits import MessageLimits
 from seed.transport.proto import pb2
 
 log = logging.getLogger(__name__)
@@ -39,6 +40,15 @@ class EnvSpec:
 
 
 class LearnerCore:
+    """The run's agent, its buffer, the training thread and the counters, for either
+    architecture's learner service (:mod:`seed.runtime.service`) to serve from.
+
+    A service reads the core (``config``, ``env_spec``, ``agent``, ``stats``), hands it
+    complete unrolls (:meth:`enqueue`) and its failures (:meth:`fail`), builds its spec
+    with its message limits (:meth:`spec_message`), and changes the core only through
+    :meth:`after_each_train_step`.
+    """
+
     def __init__(self, config, env_spec: EnvSpec, agent=None):
         from seed.agents import make_agent
 
@@ -51,11 +61,12 @@ class LearnerCore:
         self._stop = threading.Event()
         self._train_thread: threading.Thread | None = None
         self.error: BaseException | None = None  # a learner thread's failure; ends the run
-        self.on_train_step = None  # optional callback(metrics) after each step
-        self.message_limits = None  # the service's MessageLimits, announced in the spec
+        self._train_step_hooks: list = []  # called with each train step's metrics
 
     # -- spec --------------------------------------------------------------
-    def spec_message(self) -> "pb2.Spec":
+    def spec_message(self, limits: MessageLimits | None = None) -> "pb2.Spec":
+        """The Spec an actor fetches: the run's config, env and, when given, the learner's
+        message ``limits`` (0 without: a channel of gRPC's default sizes)."""
         c = self.config
         obs = self.env_spec.observation_space
         return pb2.Spec(
@@ -65,8 +76,8 @@ class LearnerCore:
             envs_per_actor=c.envs_per_actor, num_actors=c.actors,
             config_json=json.dumps(c.to_json()),
             frames_per_step=self.env_spec.frames_per_step,
-            max_request_bytes=self.message_limits.max_request if self.message_limits else 0,
-            max_response_bytes=self.message_limits.response if self.message_limits else 0,
+            max_request_bytes=limits.max_request if limits else 0,
+            max_response_bytes=limits.response if limits else 0,
         )
 
     # -- buffer ------------------------------------------------------------
@@ -86,6 +97,12 @@ class LearnerCore:
         return False
 
     # -- training ------------------------------------------------------------
+    def after_each_train_step(self, hook) -> None:
+        """Call ``hook(metrics)`` on the training thread after every train step, before the
+        next one starts (the IMPALA service snapshots the parameters there, so a pull never
+        sees half an update). Add hooks before :meth:`start_training`."""
+        self._train_step_hooks.append(hook)
+
     def start_training(self) -> None:
         if not self.config.train:
             return
@@ -99,8 +116,8 @@ class LearnerCore:
                 if metrics is None:
                     break
                 self.stats.add_train_step(metrics)
-                if self.on_train_step is not None:
-                    self.on_train_step(metrics)
+                for hook in self._train_step_hooks:
+                    hook(metrics)
         except BaseException as e:
             self.fail("training", e)
 

@@ -33,8 +33,9 @@ from seed.config import Config, ConfigError, check_known, from_saved
 from seed.launch.base import Launcher
 from seed.metrics.machine import learner_device, machine_facts
 from seed.metrics.writer import MetricsWriter
-from seed.runtime import checkpoint
+from seed.runtime import architectures, checkpoint
 from seed.runtime.learner_core import EnvSpec, LearnerCore
+from seed.runtime.service import LearnerService
 from seed.transport.channel import start_server, unix_socket_path
 
 log = logging.getLogger(__name__)
@@ -44,14 +45,6 @@ def default_run_dir(config: Config) -> Path:
     bench = config.benchmark or config.env.replace(":", "_")
     stamp = time.strftime("%Y%m%d-%H%M%S")
     return Path("results") / bench / config.arch / f"{stamp}-{os.getpid()}"
-
-
-def make_service(core: LearnerCore):
-    if core.config.arch == "seed":
-        from seed.runtime.seed_arch.learner import SeedLearnerService
-        return SeedLearnerService(core)
-    from seed.runtime.impala_arch.learner import ImpalaLearnerService
-    return ImpalaLearnerService(core)
 
 
 def make_launcher(config: Config, run_dir: Path) -> Launcher:
@@ -91,7 +84,8 @@ class _Interval:
         self.env_steps = env_steps
         self.trained = trained
 
-    def row(self, sample: dict, core: LearnerCore, service, wall: float) -> dict:
+    def row(self, sample: dict, core: LearnerCore, service: LearnerService,
+            wall: float) -> dict:
         now = time.monotonic()
         dt = max(now - self.t, 1e-9)
         env_steps, trained = sample["env_steps"], sample["env_steps_trained"]
@@ -176,7 +170,7 @@ def train(config: Config, resume_dir: str | None = None, given: dict | None = No
     The learner runs in this process, or with ``learner_on_gpu_node`` in a Ray
     actor on a GPU node of the cluster, which runs :func:`train_here` there.
     """
-    config.validate()
+    architectures.validate(config)
     if config.learner_on_gpu_node:
         from seed.launch import ray_launcher
         if config.launcher != "ray":
@@ -197,7 +191,7 @@ def train_here(config: Config, resume_dir: str | None = None,
     """
     config, run_dir, counters, agent_state = prepare_run_dir(config, resume_dir, given)
     if resume_dir:
-        config.validate()  # the saved config with what was given
+        architectures.validate(config)  # the saved config with what was given
     core, device = _learner_core(config, run_dir, counters, agent_state)
     learner = _Learner(config, core, run_dir)
     record = _RunRecord(config, core, learner.service, run_dir, counters)
@@ -255,12 +249,13 @@ class _Learner:
         self.config, self.core, self.run_dir = config, core, run_dir
         self.security = server_security(config.auth_token_file, config.tls_cert_file,
                                         config.tls_key_file)
-        self.service = make_service(core)
+        arch = architectures.architecture(config.arch)
+        self.service = arch.service(core)
         self.launcher = make_launcher(config, run_dir)
         try:
             self.server, self.address = start_server(
                 self.service, self.launcher.learner_address(config.server),
-                max_workers=config.grpc_workers(), security=self.security)
+                max_workers=arch.grpc_workers(config), security=self.security)
         except BaseException:
             self.launcher.stop()
             raise
@@ -295,8 +290,8 @@ class _RunRecord:
     """What a run writes as it goes: episodes and metrics rows, checkpoints, the progress
     bar; at the end, its summary."""
 
-    def __init__(self, config: Config, core: LearnerCore, service, run_dir: Path,
-                 counters: dict):
+    def __init__(self, config: Config, core: LearnerCore, service: LearnerService,
+                 run_dir: Path, counters: dict):
         self.config, self.core, self.service, self.run_dir = config, core, service, run_dir
         self.frames_per_step = core.env_spec.frames_per_step
         self.wall_offset = float(counters.get("wall_time", 0.0))  # a resumed run's wall time

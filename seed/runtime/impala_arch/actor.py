@@ -26,6 +26,7 @@ from seed.runtime.actor_envs import ActorEnvs
 from seed.runtime.actor_process import actor_envs_for, run_actor_loop, spec_config
 from seed.transport import tensor as wire
 from seed.transport.proto import pb2
+from seed.transport.unroll_spec import UnrollSpec
 from seed.types import EnvOutput
 from seed.unrolls import UnrollBuilder
 
@@ -52,6 +53,8 @@ class LocalPolicy:
         # Each actor samples actions from its own random stream.
         config = dataclasses.replace(config, seed=config.seed * 1000 + 1 + task)
         self.agent = make_agent(config, env.observation_space, env.action_space)
+        # What an unroll holds, from the agent's outputs: the learner decodes by the same.
+        self.unroll_spec = UnrollSpec.of(self.agent, env.observation_space)
         self.params = self.agent.parameters()
         self.version = -1
 
@@ -115,17 +118,9 @@ def _act(stub, task, actor_envs: ActorEnvs, policy: LocalPolicy, steps, max_step
         completed = builder.append_batch(np.arange(k), first_state, prev_action, env_output,
                                          agent_output, action)
         for sent, (i, unroll) in enumerate(completed):
-            stub.SendUnroll(pb2.UnrollMessage(
-                actor_id=task, run_id=run_id, env_id=int(env_ids[i]),
-                parameter_version=policy.version,
-                core_state=[wire.encode(s) for s in unroll.core_state],
-                prev_action=wire.encode(unroll.prev_action),
-                reward=wire.encode(unroll.env_output.reward),
-                done=wire.encode(unroll.env_output.done),
-                observation=wire.encode(unroll.env_output.observation),
-                agent_output={key: wire.encode(v) for key, v in unroll.agent_output.items()},
-                episodes=[pb2.EpisodeSummary(env_id=e, episode_return=r, episode_length=n)
-                          for e, r, n in pending_episodes[i]],
+            stub.SendUnroll(policy.unroll_spec.encode(
+                unroll, actor_id=task, run_id=run_id, env_id=int(env_ids[i]),
+                parameter_version=policy.version, episodes=pending_episodes[i],
                 inference_ms=float(np.mean(inference_ms)), parameter_pull_ms=pull_ms,
                 # the round's step latencies ride on its first message only
                 action_latency_ms=action_latency_ms if sent == 0 else ()),

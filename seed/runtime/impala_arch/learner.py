@@ -11,48 +11,38 @@ from __future__ import annotations
 import threading
 
 import grpc
-import numpy as np
 
 from seed.runtime.learner_core import LearnerCore
+from seed.runtime.service import LearnerService
 from seed.transport import limits as limits_lib
 from seed.transport import tensor as wire
 from seed.transport.channel import reject_undecodable
-from seed.transport.proto import pb2, pb2_grpc
-from seed.types import EnvOutput, Unroll
+from seed.transport.proto import pb2
+from seed.transport.unroll_spec import UnrollSpec
 
 
-class ImpalaLearnerService(pb2_grpc.LearnerServicer):
+class ImpalaLearnerService(LearnerService):
     def __init__(self, core: LearnerCore):
         self.core = core
-        config = core.config
-        self.num_envs = config.num_envs
-        self.steps = core.agent.unroll_length + 1
-        obs = core.env_spec.observation_space
-        self._obs_dtype = np.dtype(obs.dtype).name
-        self._obs_shape = tuple(obs.shape)
-        self._state_template = [np.asarray(x)[0] for x in core.agent.initial_state(1)]
+        self.num_envs = core.config.num_envs
+        # What an unroll holds, from the agent's outputs: the actors encode by the same.
+        self.unroll_spec = UnrollSpec.of(core.agent, core.env_spec.observation_space)
+        self.steps = self.unroll_spec.steps
         self._lock = threading.Lock()
         self._version = 0
         self._snapshot = [v.numpy() for v in core.agent.parameters()]
         self._encoded: tuple[int, list] | None = None
-        core.on_train_step = self._after_train_step
+        core.after_each_train_step(self._after_train_step)
         self._batch_lock = threading.Lock()
         self._unrolls = 0
-        self.limits = core.message_limits = self._message_limits()
+        self.limits = self._message_limits()
+        self.spec = core.spec_message(self.limits)
 
     def _message_limits(self) -> limits_lib.MessageLimits:
-        """An unroll of T+1 steps up; the parameters (the only large message) down.
-
-        An unroll's agent output is the V-trace agent's (the one agent IMPALA runs):
-        the action, the policy logits and the baseline of every step.
-        """
-        num_actions = int(self.core.env_spec.action_space.n)
-        agent_output = {"action": ("int32", ()), "policy_logits": ("float32", (num_actions,)),
-                        "baseline": ("float32", ())}
-        unroll = limits_lib.unroll_bytes(self.steps, self._obs_dtype, self._obs_shape,
-                                         self._state_template, agent_output)
+        """An unroll of T+1 steps up (the largest its spec allows); the parameters (the only
+        large message) down."""
         return limits_lib.learner_limits(
-            {"SendUnroll": unroll},
+            {"SendUnroll": self.unroll_spec.max_bytes},
             [limits_lib.parameters_bytes(self._snapshot),
              limits_lib.spec_bytes(self.core.spec_message())])
 
@@ -67,10 +57,6 @@ class ImpalaLearnerService(pb2_grpc.LearnerServicer):
         return self._version
 
     # -- gRPC ------------------------------------------------------------------
-    def GetSpec(self, request, context):
-        reject_undecodable(request, context)
-        return self.core.spec_message()
-
     def StreamSteps(self, request_iterator, context):
         context.abort(grpc.StatusCode.FAILED_PRECONDITION,
                       "this learner runs the IMPALA architecture: send unrolls with SendUnroll")
@@ -88,7 +74,10 @@ class ImpalaLearnerService(pb2_grpc.LearnerServicer):
     def SendUnroll(self, request, context):
         reject_undecodable(request, context)
         try:
-            unroll = self._decode(request)
+            if not 0 <= request.env_id < self.num_envs:
+                raise wire.WireError(f"env id {request.env_id} out of range "
+                                     f"[0, {self.num_envs})")
+            unroll = self.unroll_spec.decode(request)
         except wire.WireError as e:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(e))
         stats = self.core.stats
@@ -105,41 +94,12 @@ class ImpalaLearnerService(pb2_grpc.LearnerServicer):
         self.core.enqueue(unroll)
         return pb2.UnrollAck(parameter_version=self._version)
 
-    def _decode(self, m) -> Unroll:
-        n = self.steps
-        if not 0 <= m.env_id < self.num_envs:
-            raise wire.WireError(f"env id {m.env_id} out of range [0, {self.num_envs})")
-        if len(m.core_state) != len(self._state_template):
-            raise wire.WireError(f"core_state: expected {len(self._state_template)} tensors, "
-                                 f"got {len(m.core_state)}")
-        core_state = tuple(
-            wire.decode(t, dtype=tmpl.dtype.name, shape=tmpl.shape, name=f"core_state[{i}]")
-            for i, (t, tmpl) in enumerate(zip(m.core_state, self._state_template)))
-        if "action" not in m.agent_output:
-            raise wire.WireError("agent_output must hold 'action'")
-        agent_output = {}
-        for key, t in m.agent_output.items():
-            a = wire.decode(t, name=f"agent_output[{key}]")
-            if a.ndim < 1 or a.shape[0] != n:
-                raise wire.WireError(f"agent_output[{key}]: expected {n} steps, got shape "
-                                     f"{a.shape}")
-            agent_output[key] = a
-        return Unroll(
-            core_state=core_state,
-            prev_action=wire.decode(m.prev_action, dtype="int32", shape=(n,),
-                                    name="prev_action"),
-            env_output=EnvOutput(
-                reward=wire.decode(m.reward, dtype="float32", shape=(n,), name="reward"),
-                done=wire.decode(m.done, dtype="bool", shape=(n,), name="done"),
-                observation=wire.decode(m.observation, dtype=self._obs_dtype,
-                                        shape=(n,) + self._obs_shape, name="observation")),
-            agent_output=agent_output)
-
     def take_batch_stats(self) -> float | None:
-        """IMPALA actors infer on their own envs: the batch is envs_per_actor."""
+        """IMPALA actors infer locally, every call on all their ``envs_per_actor`` envs: that
+        is the batch, whenever unrolls arrived since the last call."""
         with self._batch_lock:
             had, self._unrolls = self._unrolls, 0
         return float(self.core.config.envs_per_actor) if had else None
 
     def close(self) -> None:
-        pass
+        """Nothing to wake: every call is unary."""

@@ -28,6 +28,7 @@ import numpy as np
 
 from seed.runtime.actor_envs import ActorEnvs
 from seed.runtime.actor_process import actor_envs_for, run_actor_loop, spec_config
+from seed.runtime.seed_arch import transport
 from seed.transport import tensor as wire
 from seed.transport.proto import pb2
 
@@ -45,7 +46,7 @@ def run_actor(address: str, task: int, max_steps: int = 0, log_interval_s: float
 
     def build(spec):
         return {"envs": actor_envs_for(spec, task),
-                "splits": spec_config(spec).effective_actor_splits()}
+                "splits": transport.actor_splits(spec_config(spec))}
 
     def session(stub, parts):
         _stream(stub, task, parts["envs"], parts["splits"], steps, max_steps, log_interval_s)

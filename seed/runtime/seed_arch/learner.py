@@ -11,10 +11,12 @@ import numpy as np
 from seed.inference.batcher import Batch, BatcherClosed, InferenceBatcher
 from seed.inference.env_runs import EnvRuns
 from seed.runtime.learner_core import LearnerCore
+from seed.runtime.seed_arch import transport
+from seed.runtime.service import LearnerService
 from seed.transport import limits as limits_lib
 from seed.transport import tensor as wire
 from seed.transport.channel import reject_undecodable
-from seed.transport.proto import pb2, pb2_grpc
+from seed.transport.proto import pb2
 from seed.transport.streams import StreamRegistry
 from seed.types import EnvOutput
 from seed.unrolls import UnrollBuilder
@@ -36,7 +38,7 @@ class ActorStep:
         self.observation = observation
 
 
-class SeedLearnerService(pb2_grpc.LearnerServicer):
+class SeedLearnerService(LearnerService):
     def __init__(self, core: LearnerCore):
         self.core = core
         config = core.config
@@ -48,11 +50,12 @@ class SeedLearnerService(pb2_grpc.LearnerServicer):
         self.builder = UnrollBuilder(self.num_envs, core.agent.unroll_length,
                                      core.agent.unroll_overlap)
         self._is_eval_env = core.agent.is_eval_env
-        self.batcher = InferenceBatcher(self._serve_batch, config.effective_inference_batch_size(),
+        self.batcher = InferenceBatcher(self._serve_batch, transport.inference_batch_size(config),
                                         config.inference_timeout_ms / 1000.0)
-        self.limits = core.message_limits = self._message_limits()
-        self.streams = StreamRegistry(config.max_streams(), config.stream_idle_timeout_s,
-                                      what="StreamSteps stream")
+        self.limits = self._message_limits()
+        self.spec = core.spec_message(self.limits)
+        self.streams = StreamRegistry(transport.max_streams(config),
+                                      config.stream_idle_timeout_s, what="StreamSteps stream")
 
     def _message_limits(self) -> limits_lib.MessageLimits:
         """A StepRequest carries at most one actor's envs; replies are actions and the spec."""
@@ -63,10 +66,6 @@ class SeedLearnerService(pb2_grpc.LearnerServicer):
              limits_lib.spec_bytes(self.core.spec_message())])
 
     # -- gRPC ------------------------------------------------------------------
-    def GetSpec(self, request, context):
-        reject_undecodable(request, context)
-        return self.core.spec_message()
-
     def SendUnroll(self, request, context):
         context.abort(grpc.StatusCode.FAILED_PRECONDITION,
                       "this learner runs the SEED architecture: use StreamSteps")
