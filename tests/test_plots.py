@@ -8,6 +8,7 @@ from dataclasses import replace
 
 import pandas as pd
 import pytest
+from matplotlib.colors import to_hex
 from results_tree import BENCH, make_compare, make_run, make_tree
 
 from seed.plots import PlotError, frames_label, save
@@ -60,6 +61,21 @@ def test_reward_figure_averages_only_runs_of_one_setting(tmp_path):
     assert run_dirs.learning_settings(runs[0].config) != run_dirs.learning_settings(runs[2].config)
     labels = [t.get_text() for t in L.reward_figure(runs).axes[0].get_legend().get_texts()]
     assert labels == ["seed seed-0, seed-1 (median of 2 runs, seeds 0, 1)", "seed seed-2 (1 run)"]
+
+
+def test_every_setting_and_architecture_in_a_figure_has_a_colour_of_its_own(tmp_path):
+    # SEED with two settings beside IMPALA: three colours, none of them drawn twice (a
+    # setting once took IMPALA's orange).
+    dirs = [make_run(tmp_path / f"seed-{i}", "seed", i, 100.0) for i in range(2)]
+    dirs.append(make_run(tmp_path / "impala-0", "impala", 0, 100.0))
+    path = dirs[1] / "config.json"
+    data = json.loads(path.read_text())
+    data["config"]["batch_size"] = 4
+    path.write_text(json.dumps(data))
+    ax = L.reward_figure([run_dirs.load_run(d) for d in dirs]).axes[0]
+    colours = {line.get_label(): to_hex(line.get_color()) for line in ax.lines}
+    assert len(colours) == 3 and len(set(colours.values())) == 3
+    assert colours["impala (1 run)"] == to_hex("tab:orange")
 
 
 def test_reward_figure_dashes_evaluation_envs_and_needs_episodes(tmp_path):

@@ -22,6 +22,10 @@ from __future__ import annotations
 from pathlib import Path
 
 COLORS = {"seed": "tab:blue", "impala": "tab:orange"}
+#: Colours for the settings of an architecture that has several in one figure: none of
+#: COLORS, so no setting is drawn in another architecture's colour.
+SPARE_COLORS = ["tab:green", "tab:purple", "tab:brown", "tab:pink", "tab:olive", "tab:cyan",
+                "tab:red", "tab:gray"]
 
 
 class PlotError(ValueError):

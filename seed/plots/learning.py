@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from seed.plots import COLORS, PlotError, figure, frames_label
+from seed.plots import COLORS, SPARE_COLORS, PlotError, figure, frames_label
 from seed.results.curves import curve_over_runs, return_curve, rolling_returns
 from seed.results.run_dirs import (
     evaluation_episodes,
@@ -53,13 +53,14 @@ def _setting_groups(members):
 
 def _reward_axis(ax, members, x: str, xlabel: str) -> None:
     groups = _setting_groups(members)
+    spare = iter(SPARE_COLORS * len(groups))
     for arch in sorted({a for a, _ in groups}):
         settings = [k for k in groups if k[0] == arch]
-        for n, key in enumerate(settings):
+        for key in settings:
             mine = groups[key]
-            # One setting: the architecture's colour and name. Several: each its own
-            # colour, named by its runs.
-            color = COLORS.get(arch) if len(settings) == 1 else f"C{n}"
+            # One setting: the architecture's colour and name. Several: each a colour of
+            # its own, no architecture's and no other setting's, named by its runs.
+            color = COLORS.get(arch) if len(settings) == 1 else next(spare)
             name = arch if len(settings) == 1 else \
                 f"{arch} {', '.join(run.run_id for run, _, _ in mine)}"
             for run, c, _ in mine:
