@@ -11,13 +11,14 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 from seed import evaluate, quiet_tf  # noqa: E402  (after the log level is set)
 from seed.bench import cli as bench_cli  # noqa: E402
-from seed.run_flags import add_run_flags, given_values, load_config  # noqa: E402
+from seed.run_flags import add_run_flags, given_values  # noqa: E402
 
 
 def cmd_train(args) -> int:
     from seed.runtime.run import format_summary, train
-    config = load_config(args)
-    summary = train(config, resume_dir=args.resume, given=given_values(args))
+    from seed.config import from_paths
+    given = given_values(args)  # the file is read once: the config is built from what it gave
+    summary = train(from_paths(given), resume_dir=args.resume, given=given)
     print(format_summary(summary))
     return 0
 

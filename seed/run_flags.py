@@ -43,8 +43,9 @@ def add_run_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", help="experiment YAML (experiments/*.yaml) giving defaults")
     for flag, (dest, typ, help_) in RUN_FLAGS.items():
         p.add_argument(flag, dest=dest, type=typ, default=None, help=help_)
-    p.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
-                   help="override any config field (VALUE parsed as JSON when it can be)")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="override any config field, plain or dotted (entropy_cost=0.02, "
+                        "transport.server=unix:/tmp/s); VALUE parsed as JSON when it can be")
     p.add_argument("--no-progress", action="store_true", help="no live progress bar")
 
 

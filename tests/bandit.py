@@ -1,12 +1,11 @@
 """A contextual bandit and an in-process V-trace loop on it, for learning tests."""
 
-import dataclasses
-
 import gymnasium as gym
 import numpy as np
 import tensorflow as tf
 
 from seed.agents.vtrace_agent import VTraceAgent
+from seed.config import replaced
 from seed.types import EnvOutput, Unroll
 
 
@@ -46,7 +45,7 @@ def run_bandit(config, envs=8, unroll_length=8, updates=None):
     rng = np.random.default_rng(config.seed)
     B, T = envs, unroll_length
     envs = [ContextualBandit(rng) for _ in range(B)]
-    config = dataclasses.replace(config, unroll_length=T, discounting=0.9, actors=1,
+    config = replaced(config, unroll_length=T, discounting=0.9, actors=1,
                                  envs_per_actor=B)
     agent = VTraceAgent(config, envs[0].observation_space, envs[0].action_space)
     buffer = agent.new_buffer()

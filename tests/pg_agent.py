@@ -6,19 +6,32 @@ baseline of the unroll's last step; the policy climbs ``log pi(a) * (return - ba
 the baseline regresses on the return. No off-policy correction: SEED's actions come from
 the learner's own variables, at most a train step or two behind.
 
-Registered by the tests that use it (``seed.agents.register_agent("pg", PGAgent)``).
+Registered by the tests that use it (``seed.agents.register_agent("pg", PGAgent, PGConfig)``).
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 import tensorflow as tf
 
 from seed.agents import diagnostics
 from seed.agents.agent_base import AgentBase
 from seed.buffers.unroll_queue import UnrollQueue
+from seed.config.agents import OptimizerSettings
 from seed.networks import make_network
 from seed.networks.relu_recording import recording_relu_outputs
 from seed.types import ArraySpec, EnvOutput, stack_unrolls
+
+
+@dataclasses.dataclass
+class PGConfig(OptimizerSettings):
+    """The agent's settings (``config.agent_config``; keys under ``pg`` or plain)."""
+
+    discounting: float = 0.99
+    baseline_cost: float = 0.5
+    entropy_cost: float = 0.01
+    queue_capacity: int = 0  # unrolls the FIFO holds; 0 = 2 x batch_size
 
 
 class PGAgent(AgentBase):
@@ -39,7 +52,7 @@ class PGAgent(AgentBase):
         return {"action": action}
 
     def new_buffer(self):
-        return UnrollQueue(self.config.effective_queue_capacity())
+        return UnrollQueue(self.settings.queue_capacity or 2 * self.config.batch_size)
 
     def _train_signature(self):
         steps = self.unroll_length + 1
@@ -53,7 +66,7 @@ class PGAgent(AgentBase):
                 batch.agent_output["action"]), len(unrolls)
 
     def _train_graph(self, core_state, prev_action, env_output, action, diagnose):
-        c = self.config
+        c = self.settings
         variables = self.network.trainable_variables
         before = diagnostics.snapshot(variables) if diagnose else None
         with tf.GradientTape() as tape:

@@ -9,7 +9,7 @@ from gymnasium import spaces
 
 from seed.agents import make_agent
 from seed.agents.base import CheckpointMismatch
-from seed.config import Config
+from seed.config import Config, make_config
 from seed.networks import REGISTRY
 from seed.runtime import checkpoint
 
@@ -19,10 +19,11 @@ OBS = spaces.Box(0.0, 1.0, (3,), np.float32)
 
 
 def small_agent(name: str, hidden: int = 8, **fields):
-    config = Config(agent=name, network="mlp",
-                    network_kwargs={"hidden_sizes": (hidden,), "lstm_size": 4}, actors=1,
-                    envs_per_actor=2, unroll_length=4, burn_in=1 if name == "r2d2" else 0,
-                    batch_size=2, **fields)
+    if name == "r2d2":
+        fields.setdefault("burn_in", 1)
+    config = make_config(agent=name, network="mlp",
+                         network_kwargs={"hidden_sizes": (hidden,), "lstm_size": 4}, actors=1,
+                         envs_per_actor=2, unroll_length=4, batch_size=2, **fields)
     return make_agent(config, OBS, spaces.Discrete(3))
 
 
@@ -133,8 +134,8 @@ def test_every_network_names_each_optimizer_slot_after_its_own_parameter(optimiz
     ``dense``); the slots still go to the right parameter, under distinct names."""
     assert set(NETWORKS) == set(REGISTRY)
     for network, obs in NETWORKS.items():
-        config = Config(agent="vtrace", network=network, optimizer=optimizer,
-                        rms_momentum=0.5, actors=1, envs_per_actor=1)
+        config = make_config(agent="vtrace", network=network, optimizer=optimizer,
+                             rms_momentum=0.5, actors=1, envs_per_actor=1)
         agent = make_agent(config, obs, spaces.Discrete(3))
         state = agent.checkpoint_state()
         parameters = [k for k in state if k.startswith("network/")]
@@ -149,10 +150,10 @@ def test_resuming_from_a_checkpoint_of_another_network_is_one_line(tmp_path):
     import json
 
     from seed.runtime.run import train
-    config = Config(env="toy:catch", network_kwargs={"hidden_sizes": (8,)}, actors=1,
-                    envs_per_actor=2, progress=False)
+    config = make_config(env="toy:catch", network_kwargs={"hidden_sizes": (8,)}, actors=1,
+                         envs_per_actor=2, progress=False)
     (tmp_path / "config.json").write_text(json.dumps({"config": config.to_json()}))
-    other = make_agent(Config(network_kwargs={"hidden_sizes": (5,)}),
+    other = make_agent(make_config(network_kwargs={"hidden_sizes": (5,)}),
                        spaces.Box(0.0, 1.0, (10, 5), np.float32), spaces.Discrete(3))
     checkpoint.save(tmp_path, other.checkpoint_state(), {"env_steps": 0})
     with pytest.raises(checkpoint.CheckpointError,

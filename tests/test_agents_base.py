@@ -6,7 +6,7 @@ import gymnasium as gym
 
 from seed.agents import make_agent
 from seed.agents.base import _next_power_of_two, traced_once, xla_batch_buckets
-from seed.config import Config
+from seed.config import Config, make_config
 from seed.types import EnvOutput
 
 
@@ -55,9 +55,9 @@ def test_xla_batch_buckets_matches_the_plain_function_and_compiles_per_bucket():
 ])
 def test_jit_inference_gives_the_plain_networks_outputs(agent_name, network_kwargs, obs_space):
     """The XLA path computes what the network computes (padding rows never leak)."""
-    config = Config(agent=agent_name, network="mlp", network_kwargs=network_kwargs,
-                    actors=1, envs_per_actor=6, unroll_length=4, batch_size=2,
-                    jit_inference=True, seed=1)
+    config = make_config(agent=agent_name, network="mlp", network_kwargs=network_kwargs,
+                         actors=1, envs_per_actor=6, unroll_length=4, batch_size=2,
+                         jit_inference=True, seed=1)
     agent = make_agent(config, obs_space, gym.spaces.Discrete(3))
     assert agent._policy_step is not agent.network  # the XLA path is the one under test
     rng = np.random.default_rng(2)

@@ -2,7 +2,7 @@
 
 import pytest
 
-from seed.config import Config, ConfigError
+from seed.config import Config, ConfigError, make_config
 from seed.runtime.architectures import ARCHITECTURES, architecture, validate
 from seed.runtime.impala_arch import actor as impala_actor
 from seed.runtime.impala_arch.learner import ImpalaLearnerService
@@ -31,16 +31,16 @@ def test_an_unknown_architecture_is_refused_naming_the_choices(name, what, messa
 
 def test_validate_checks_the_name_then_the_config_then_the_architectures_own_rules():
     with pytest.raises(ConfigError, match="--arch must be seed or impala"):
-        validate(Config(arch="a3c"))
+        validate(make_config(arch="a3c"))
     with pytest.raises(ConfigError, match="actors must be at least 1"):
-        validate(Config(arch="impala", actors=0))
+        validate(make_config(arch="impala", actors=0))
     with pytest.raises(ConfigError, match="the r2d2 agent runs under --arch seed only"):
-        validate(Config(arch="impala", agent="r2d2"))
+        validate(make_config(arch="impala", agent="r2d2"))
     split = dict(envs_per_actor=8, actor_splits=2, inference_batch_size=3)
     with pytest.raises(ConfigError, match="smaller than one actor request"):
-        validate(Config(arch="seed", **split))
-    assert validate(Config(arch="impala", **split)) is architecture("impala")  # no batches
-    assert validate(Config(arch="seed", agent="r2d2")) is architecture("seed")
+        validate(make_config(arch="seed", **split))
+    assert validate(make_config(arch="impala", **split)) is architecture("impala")  # no batches
+    assert validate(make_config(arch="seed", agent="r2d2")) is architecture("seed")
 
 
 @pytest.mark.parametrize("actors,envs,splits,seed_workers", [
@@ -51,7 +51,7 @@ def test_validate_checks_the_name_then_the_config_then_the_architectures_own_rul
 def test_transport_defaults(actors, envs, splits, seed_workers):
     """SEED holds twice every actor's streams and a few more, with a gRPC thread each plus
     room for unary calls; IMPALA holds no stream."""
-    config = Config(actors=actors, envs_per_actor=envs, actor_splits=splits)
+    config = make_config(actors=actors, envs_per_actor=envs, actor_splits=splits)
     assert architecture("seed").grpc_workers(config) == seed_workers
     assert architecture("impala").max_streams(config) == 0
     assert architecture("impala").grpc_workers(config) == actors + 8

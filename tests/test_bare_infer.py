@@ -6,15 +6,15 @@ import pytest
 from seed.bench import bare_infer
 from seed.bench.roofline import inference_inputs
 from seed.bench.timing import alternate, rates
-from seed.config import Config
+from seed.config import Config, make_config
 from seed.runtime.learner_core import EnvSpec
 from seed.types import EnvOutput
 
 
 def pong_agent(**fields):
     from seed.agents import make_agent
-    config = Config(env="atari:Pong", network="nature_cnn", actors=1, envs_per_actor=4,
-                    unroll_length=2, batch_size=1, seed=4, **fields)
+    config = make_config(env="atari:Pong", network="nature_cnn", actors=1, envs_per_actor=4,
+                         unroll_length=2, batch_size=1, seed=4, **fields)
     spec = EnvSpec.probe(config.env, config.env_kwargs)
     return config, spec, make_agent(config, spec.observation_space, spec.action_space)
 
@@ -55,7 +55,7 @@ def test_unknown_network_is_refused():
     ({}, True), ({"network": "impala_resnet"}, True), ({"network": "mlp"}, False),
     ({"agent": "r2d2"}, False), ({"network_kwargs": {"lstm_size": 8}}, False)])
 def test_which_configs_have_a_bare_reference(fields, has):
-    assert bare_infer.has_bare_inference(Config(**{"network": "nature_cnn", **fields})) == has
+    assert bare_infer.has_bare_inference(make_config(**{"network": "nature_cnn", **fields})) == has
 
 
 def test_timers_give_the_ratio_and_every_part_of_the_agents_call():

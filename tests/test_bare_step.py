@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from seed.bench import bare_step
-from seed.config import Config
+from seed.config import Config, make_config
 
 
 def _vtrace_by_definition(log_rhos, discounts, rewards, values, bootstrap):
@@ -51,7 +51,7 @@ def test_unknown_network_is_refused():
 
 def test_timer_reports_per_frame_costs():
     from seed.bench.timing import rates
-    config = Config(env="atari:Pong", network="nature_cnn", unroll_length=2, batch_size=1)
+    config = make_config(env="atari:Pong", network="nature_cnn", unroll_length=2, batch_size=1)
     timer = bare_step.bare_training_timer(config, num_actions=6, frames_per_step=4,
                                           min_steps=2)
     totals = timer(0.0)

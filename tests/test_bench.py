@@ -11,7 +11,7 @@ import pytest
 
 from seed.bench import compare, roofline, sweep
 from seed.cli import main
-from seed.config import Config, ConfigError
+from seed.config import Config, ConfigError, make_config
 
 # -- compare ---------------------------------------------------------------------------
 
@@ -85,8 +85,9 @@ def test_compare_end_to_end_serve(tmp_path, capsys):
 # -- roofline --------------------------------------------------------------------------
 
 def test_roofline_json_and_ceiling_formula(tmp_path):
-    cfg = Config(env="toy:catch", network="mlp", actors=2, envs_per_actor=2, actor_splits=1,
-                 unroll_length=5, batch_size=2)
+    cfg = make_config(env="toy:catch", network="mlp", actors=2, envs_per_actor=2,
+                      actor_splits=1,
+                      unroll_length=5, batch_size=2)
     result = roofline.run_roofline(cfg, seconds=0.3, processes=1, echo=lambda *_: None)
     path = roofline.write_roofline(result, tmp_path / "roof.json")
     r = json.loads(path.read_text())
@@ -161,7 +162,7 @@ def test_roofline_json_and_ceiling_formula(tmp_path):
 
 def test_ceiling_fractions_without_or_with_a_damaged_roofline(tmp_path):
     summary = {"seed_fps_mean": 100.0, "impala_fps": 50.0}
-    config = Config(env="toy:catch", network="mlp").to_json()
+    config = make_config(env="toy:catch", network="mlp").to_json()
     path = tmp_path / "roofline" / "toy_catch_mlp.json"
     assert compare.ceiling_fractions(path, "serve", summary, config) is None
     path.parent.mkdir()
@@ -190,8 +191,8 @@ def test_lockstep_serve_bound_by_hand():
 
 
 def test_roofline_has_no_lockstep_bound_for_split_actors(tmp_path):
-    cfg = Config(env="toy:catch", network="mlp", actors=1, envs_per_actor=2, actor_splits=2,
-                 unroll_length=5, batch_size=2, arch="seed")
+    cfg = make_config(env="toy:catch", network="mlp", actors=1, envs_per_actor=2, actor_splits=2,
+                      unroll_length=5, batch_size=2, arch="seed")
     r = roofline.run_roofline(cfg, seconds=0.2, processes=1, echo=lambda *_: None)
     assert r["seed_lockstep_serve"] is None
     assert "in turn" not in roofline.format_roofline(r)
@@ -201,9 +202,9 @@ def test_roofline_times_an_r2d2_step_whatever_its_replay_ratio():
     # Held to 4 per insert, a buffer filled once would stop the train step after
     # error buffer / batch = (4 x 3 + 2) / 2 = 7 steps; the roofline times 20. And the
     # synthetic unrolls (5 steps) must not use more env ids than the 4 envs.
-    cfg = Config(env="toy:catch", network="mlp", agent="r2d2", actors=1, envs_per_actor=4,
-                 eval_envs=1, unroll_length=4, burn_in=1, batch_size=2, replay_min_size=2,
-                 replay_ratio=4.0, network_kwargs={"lstm_size": 8}, arch="seed")
+    cfg = make_config(env="toy:catch", network="mlp", agent="r2d2", actors=1, envs_per_actor=4,
+                      eval_envs=1, unroll_length=4, burn_in=1, batch_size=2, replay_min_size=2,
+                      replay_ratio=4.0, network_kwargs={"lstm_size": 8}, arch="seed")
     agent, spec = roofline.build_agent(cfg)
     assert agent.new_buffer().limiter.samples_per_insert == 0
     timer = roofline.training_timer(agent, cfg, spec.observation_space, 1, min_steps=20)

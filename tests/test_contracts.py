@@ -15,7 +15,7 @@ import envs
 import seed.launch
 from seed.agents import make_agent
 from seed.agents.base import Agent, Buffer
-from seed.config import Config
+from seed.config import Config, make_config
 from seed.launch.base import Launcher
 from seed.launch.external import ExternalActors
 from seed.launch.local import LocalLauncher
@@ -57,7 +57,7 @@ def test_every_launcher_is_a_launcher():
 def test_make_launcher_builds_a_launcher_for_each_name(tmp_path):
     from seed.runtime.run import make_launcher
     for name, cls in (("local", LocalLauncher), ("none", ExternalActors)):
-        launcher = make_launcher(Config(launcher=name), tmp_path)
+        launcher = make_launcher(make_config(launcher=name), tmp_path)
         assert type(launcher) is cls and isinstance(launcher, Launcher)
         _takes_what_the_interface_names(launcher, Launcher)
     assert issubclass(RayLauncher, Launcher)  # building one joins a cluster: tests/test_ray_*
@@ -98,8 +98,8 @@ def test_a_learner_service_changes_its_core_only_through_the_cores_hooks(arch):
     from seed.runtime.architectures import architecture
     from seed.runtime.learner_core import EnvSpec, LearnerCore
     from seed.runtime.service import LearnerService
-    config = Config(env="toy:catch", arch=arch, actors=1, envs_per_actor=2, unroll_length=3,
-                    train=False, progress=False)
+    config = make_config(env="toy:catch", arch=arch, actors=1, envs_per_actor=2, unroll_length=3,
+                         train=False, progress=False)
     core = LearnerCore(config, EnvSpec.probe(config.env, config.env_kwargs))
     before = dict(vars(core))
     service = architecture(arch).service(core)
@@ -193,11 +193,11 @@ def _agent_classes():
 
 def small_agent(name: str, **fields):
     from gymnasium import spaces
-    config = Config(agent=name, network="mlp",
-                    network_kwargs={"hidden_sizes": (8,), "lstm_size": 4}, actors=1,
-                    envs_per_actor=3, eval_envs=1 if name == "r2d2" else 0, unroll_length=4,
-                    burn_in=1 if name == "r2d2" else 0, batch_size=2, replay_min_size=2,
-                    seed=1, **fields)
+    if name == "r2d2":
+        fields = dict(eval_envs=1, burn_in=1, replay_min_size=2, **fields)
+    config = make_config(agent=name, network="mlp",
+                         network_kwargs={"hidden_sizes": (8,), "lstm_size": 4}, actors=1,
+                         envs_per_actor=3, unroll_length=4, batch_size=2, seed=1, **fields)
     return make_agent(config, spaces.Box(0.0, 1.0, (3,), np.float32), spaces.Discrete(3))
 
 

@@ -4,14 +4,14 @@ import numpy as np
 
 from seed.agents import make_agent
 from seed.bench.data_path import NoInference, measure_data_path
-from seed.config import Config
+from seed.config import Config, make_config
 from seed.runtime.learner_core import EnvSpec
 from seed.types import EnvOutput
 
 
 def _catch():
-    config = Config(env="toy:catch", network="mlp", actors=2, envs_per_actor=3,
-                    inference_timeout_ms=1.0)
+    config = make_config(env="toy:catch", network="mlp", actors=2, envs_per_actor=3,
+                         inference_timeout_ms=1.0)
     spec = EnvSpec.probe(config.env, config.env_kwargs)
     return config, spec, make_agent(config, spec.observation_space, spec.action_space)
 

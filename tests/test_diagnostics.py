@@ -128,8 +128,8 @@ def test_sampler_waits_for_the_interval_and_the_steps_or_the_longest_gap():
 def test_the_nature_cnn_reports_its_four_relu_layers_by_name():
     import gymnasium as gym
     from seed.agents.vtrace_agent import VTraceAgent
-    from seed.config import Config
-    agent = VTraceAgent(Config(network="nature_cnn", unroll_length=2, batch_size=1),
+    from seed.config import make_config
+    agent = VTraceAgent(make_config(network="nature_cnn", unroll_length=2, batch_size=1),
                         gym.spaces.Box(0, 255, (84, 84, 1), np.uint8), gym.spaces.Discrete(6))
     assert agent.relu_columns == ["dead_relu_0_conv1", "dead_relu_1_conv2",
                                   "dead_relu_2_conv3", "dead_relu_3_fc"]

@@ -24,10 +24,11 @@ def test_config_loads_and_fits(name):
     assert dmlab.level_path(level) == "contributed/dmlab30/" + level
     # Upstream SEED's DMLab optimizer (Adam, beta_1 0) on the mean loss: the IMPALA paper's
     # RMSprop (epsilon 0.1) assumed summed losses (seed/agents/vtrace.py).
-    assert (config.agent, config.network, config.optimizer) == ("vtrace", "dmlab", "adam")
-    assert (config.adam_beta1, config.loss_reduction) == (0.0, "mean")
+    settings = config.agent_config
+    assert (config.agent, config.network, settings.optimizer) == ("vtrace", "dmlab", "adam")
+    assert (settings.adam_beta1, settings.loss_reduction) == (0.0, "mean")
     assert config.env_kwargs == {"width": 96, "height": 72, "action_repeat": 4}
-    assert config.unroll_length == 100 and config.max_abs_reward == 1.0
+    assert config.unroll_length == 100 and settings.max_abs_reward == 1.0
     assert config.num_envs <= 8  # sized for a 2-core machine
 
 

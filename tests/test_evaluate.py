@@ -125,9 +125,9 @@ def _fresh_run(run_dir: Path, **fields) -> Path:
     """A run dir holding an untrained agent's checkpoint (what evaluate reads), no training."""
     import envs
     from seed.agents import make_agent
-    from seed.config import Config
+    from seed.config import make_config
     from seed.runtime import checkpoint
-    config = Config(**fields)
+    config = make_config(**fields)
     env = envs.make(config.env, **config.env_kwargs)
     agent = make_agent(config, env.observation_space, env.action_space)
     run_dir.mkdir(parents=True)

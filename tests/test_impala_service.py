@@ -7,7 +7,7 @@ import grpc
 import numpy as np
 import pytest
 
-from seed.config import Config
+from seed.config import Config, make_config
 from seed.runtime.impala_arch.actor import run_actor
 from seed.runtime.impala_arch.learner import ImpalaLearnerService
 from seed.runtime.learner_core import EnvSpec, LearnerCore
@@ -39,8 +39,8 @@ class RecordingService(ImpalaLearnerService):
 
 @pytest.fixture()
 def learner():
-    config = Config(env="toy:catch", arch="impala", actors=1, envs_per_actor=2,
-                    unroll_length=5, batch_size=2, frames=10**6, progress=False)
+    config = make_config(env="toy:catch", arch="impala", actors=1, envs_per_actor=2,
+                         unroll_length=5, batch_size=2, frames=10**6, progress=False)
     core = LearnerCore(config, EnvSpec.probe(config.env, config.env_kwargs))
     service = RecordingService(core)
     server, address = start_server(service, "", max_workers=8)
@@ -130,8 +130,8 @@ def test_action_latency_holds_what_the_actor_does_between_observation_and_action
     envs complete an unroll does not act before it has sent the unrolls (and pulled
     parameters), so that step's latency holds both slow sends; the other steps' do not."""
     T, envs = 5, 2
-    config = Config(env="toy:catch", arch="impala", actors=1, envs_per_actor=envs,
-                    unroll_length=T, batch_size=2, train=False, frames=10**6, progress=False)
+    config = make_config(env="toy:catch", arch="impala", actors=1, envs_per_actor=envs,
+                         unroll_length=T, batch_size=2, train=False, frames=10**6, progress=False)
     core = LearnerCore(config, EnvSpec.probe(config.env, config.env_kwargs))
     service = SlowUnrollService(core)
     server, address = start_server(service, "", max_workers=8)

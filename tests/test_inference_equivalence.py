@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from seed.config import Config
+from seed.config import Config, make_config
 from seed.inference.batcher import Batch
 from seed.runtime.learner_core import EnvSpec, LearnerCore
 from seed.runtime.seed_arch.learner import ActorStep, SeedLearnerService
@@ -109,10 +109,10 @@ def reference(agent, config, ticks):
 
 @pytest.mark.parametrize("jit_inference", [False, True])
 def test_state_on_the_tf_side_acts_and_unrolls_as_the_host_state_path(jit_inference):
-    config = Config(env="atari:Pong", network="nature_cnn", agent="vtrace", actors=2,
-                    envs_per_actor=3, unroll_length=T, batch_size=2, train=False,
-                    jit_inference=jit_inference, inference_timeout_ms=1000.0, seed=3,
-                    frames=10_000, progress=False)
+    config = make_config(env="atari:Pong", network="nature_cnn", agent="vtrace", actors=2,
+                         envs_per_actor=3, unroll_length=T, batch_size=2, train=False,
+                         jit_inference=jit_inference, inference_timeout_ms=1000.0, seed=3,
+                         frames=10_000, progress=False)
     spec = EnvSpec.probe(config.env, config.env_kwargs)
     ticks = recorded_batches(config, spec.observation_space)
     agent, actions, unrolls = served(config, spec, ticks)
@@ -142,7 +142,7 @@ def test_state_on_the_tf_side_acts_and_unrolls_as_the_host_state_path(jit_infere
 def test_the_core_state_table_is_neither_a_parameter_nor_checkpointed():
     """Checkpoints hold what they held before (network and optimizer): an actor that
     reconnects after a resume starts a new run from the initial state anyway."""
-    config = Config(actors=1, envs_per_actor=2, network_kwargs={"lstm_size": 4})
+    config = make_config(actors=1, envs_per_actor=2, network_kwargs={"lstm_size": 4})
     spec = EnvSpec.probe(config.env, config.env_kwargs)
     from seed.agents import make_agent
     agent = make_agent(config, spec.observation_space, spec.action_space)

@@ -14,7 +14,6 @@ epsilon is small against the gradients' mean square, and far below 1 when the ep
 dominates -- the bug above. A second test learns a toy task with the Pong config's optimizer.
 """
 
-import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +21,7 @@ import pytest
 import tensorflow as tf
 
 from seed.agents import make_agent
-from seed.config import Config, load
+from seed.config import Config, load, make_config, replaced
 from seed.types import EnvOutput, Unroll
 
 from bandit import run_bandit
@@ -51,12 +50,14 @@ def probe_config(config: Config) -> Config:
     ratio would make the inserts wait for samples that never come.
     """
     unroll = min(config.unroll_length, 20)
-    return dataclasses.replace(
+    r2d2 = config.agent == "r2d2"
+    replay = dict(burn_in=min(config.agent_config.burn_in, unroll // 4), replay_min_size=1,
+                  replay_ratio=0.0, eval_envs=0) if r2d2 else {}
+    return replaced(
         config, network="nature_cnn", batch_size=min(config.batch_size, 8),
-        network_kwargs={"lstm_size": 32} if config.agent == "r2d2" else {},
-        env="atari:Pong", unroll_length=unroll, burn_in=min(config.burn_in, unroll // 4),
-        replay_min_size=1, replay_ratio=0.0, jit_inference=False, lr_decay_to_zero=False,
-        eval_envs=0, actors=1, envs_per_actor=1, seed=1)
+        network_kwargs={"lstm_size": 32} if r2d2 else {}, env="atari:Pong",
+        unroll_length=unroll, jit_inference=False, lr_decay_to_zero=False, actors=1,
+        envs_per_actor=1, seed=1, **replay)
 
 
 def pong_unrolls(agent, env, count, T, seed=0):
@@ -108,7 +109,7 @@ def parameter_step(config: Config, env) -> float:
                             for v, b in zip(agent.parameters(), before)])
     moved = delta[delta > 0]
     assert moved.size > 0.1 * delta.size, "most parameters did not move at all"
-    return float(np.sqrt(np.mean(np.square(moved)))) / config.learning_rate
+    return float(np.sqrt(np.mean(np.square(moved)))) / config.agent_config.learning_rate
 
 
 @pytest.mark.parametrize("path", CONFIGS, ids=[p.stem for p in CONFIGS])
@@ -124,13 +125,13 @@ def test_committed_config_makes_updates_of_a_sane_size(path, pong):
 def test_the_settings_that_kept_pong_at_random_play_are_caught(pong):
     """The check above fails for the IMPALA paper's RMSprop settings on a mean loss."""
     pong_config = load(str(ROOT / "experiments" / "atari_pong_vtrace.yaml"))
-    before_issue_13 = dataclasses.replace(
+    before_issue_13 = replaced(
         pong_config, optimizer="rmsprop", learning_rate=6e-4, rms_epsilon=0.01,
         rms_decay=0.99, grad_clip_norm=40.0, batch_size=16)
     step = parameter_step(probe_config(before_issue_13), pong)
     assert step < SANE_STEP[0], step
     # The same settings on the loss they were tuned for (summed) are fine.
-    summed = dataclasses.replace(before_issue_13, loss_reduction="sum")
+    summed = replaced(before_issue_13, loss_reduction="sum")
     assert SANE_STEP[0] <= parameter_step(probe_config(summed), pong) <= SANE_STEP[1]
 
 
@@ -139,9 +140,10 @@ def test_the_pong_optimizer_settings_learn_a_toy_task():
     pong = load(str(ROOT / "experiments" / "atari_pong_vtrace.yaml"))
     fields = ("optimizer", "learning_rate", "adam_epsilon", "adam_beta1", "rms_epsilon",
               "rms_decay", "rms_momentum", "grad_clip_norm", "loss_reduction", "entropy_cost",
-              "baseline_cost", "batch_size", "lr_decay_to_zero")
-    config = Config(agent="vtrace", network="mlp", network_kwargs={"hidden_sizes": (32,)},
-                    seed=0, **{f: getattr(pong, f) for f in fields})
+              "baseline_cost", "lr_decay_to_zero")
+    config = make_config(agent="vtrace", network="mlp", network_kwargs={"hidden_sizes": (32,)},
+                         seed=0, batch_size=pong.batch_size,
+                         **{f: getattr(pong.agent_config, f) for f in fields})
     first, last = run_bandit(config, envs=8, unroll_length=8, updates=600)
     assert first < 0.55  # about 1/3 for a random policy
     assert last > 0.85, (first, last)

@@ -16,6 +16,7 @@ from gymnasium import spaces
 from seed.agents import diagnostics, make_agent
 from seed.agents.r2d2_agent import R2D2Agent
 from seed.config import Config
+from seed import config as config_lib
 from seed.buffers.prioritized import PrioritizedReplay
 from seed.types import EnvOutput, Unroll
 
@@ -40,7 +41,7 @@ def make_config(**kw):
                 batch_size=8, replay_min_size=4, replay_capacity=100, n_steps=2,
                 discounting=0.9, target_update_period=3, learning_rate=1e-3, seed=3)
     base.update(kw)
-    return Config(**base)
+    return config_lib.make_config(**base)
 
 
 class Chain:
@@ -201,7 +202,8 @@ def test_train_step_loss_priorities_and_target_updates_match_numpy():
                          target_update_period=2, importance_sampling_exponent=0.7)
     agent = R2D2Agent(config, OBS_SPACE, ACT_SPACE)
     agent._diagnose = diagnostics.Sampler(interval_s=0.0, min_steps=0)  # every step diagnosed
-    buffer = RecordingReplay(50, config.priority_exponent, config.importance_sampling_exponent)
+    buffer = RecordingReplay(50, config.agent_config.priority_exponent,
+                             config.agent_config.importance_sampling_exponent)
     rng = np.random.default_rng(0)
     for _ in range(10):
         buffer.put(random_unroll(rng, 5))
@@ -218,7 +220,7 @@ def test_train_step_loss_priorities_and_target_updates_match_numpy():
         # the same values as burn-in followed by the learning part.
         out, _ = net(tf.constant(batch["prev_action"]), batch["env"], batch["state"],
                      unroll=True)
-        return out["q_values"].numpy()[config.burn_in:]
+        return out["q_values"].numpy()[config.agent_config.burn_in:]
 
     metrics = agent.train_step(buffer)
     indices, unrolls, weights = buffer.last
@@ -235,10 +237,10 @@ def test_train_step_loss_priorities_and_target_updates_match_numpy():
     tq = q_over_unroll(agent.target_network, stacked).astype(np.float64)
     for v, x in zip(agent.network.variables, after):
         v.assign(x)
-    b = config.burn_in
+    b = config.agent_config.burn_in
     reward = stacked["env"].reward[b:].astype(np.float64)
     done = stacked["env"].done[b:]
-    targets = n_step_reference(reward, done, q, tq, 0.9, 3, config.value_rescale_eps)
+    targets = n_step_reference(reward, done, q, tq, 0.9, 3, config.agent_config.value_rescale_eps)
     actions = np.stack([u.agent_output["action"] for u in unrolls], 1)[b:-1]
     q_taken = np.take_along_axis(q[:-1], actions[..., None], -1)[..., 0]
     td = targets - q_taken
@@ -251,7 +253,8 @@ def test_train_step_loss_priorities_and_target_updates_match_numpy():
     # The sampled items now carry those priorities (p^alpha in the tree).
     slots = indices % buffer.capacity
     np.testing.assert_allclose(buffer._tree.get(slots),
-                               expected_priorities ** config.priority_exponent, rtol=1e-4)
+                               expected_priorities ** config.agent_config.priority_exponent,
+                               rtol=1e-4)
     assert any(not np.allclose(a, b) for a, b in zip(after, before))
     # Target net untouched after step 1, equal to online after step 2 (period 2).
     for v, x in zip(agent.target_network.variables, target_before):
@@ -350,7 +353,7 @@ def greedy_q_at_start(agent):
     # previous reward, 1, and action, 0, which the policy sees at such a step).
     env = EnvOutput(np.ones(1, np.float32), np.ones(1, bool), np.array([[1.0, 0.0]], np.float32))
     _, out = agent.infer(np.array([agent.num_envs - 1], np.int32), np.zeros(1, np.int32), env)
-    return h_inv(out["q_values"][0].astype(np.float64), agent.config.value_rescale_eps)
+    return h_inv(out["q_values"][0].astype(np.float64), agent.settings.value_rescale_eps)
 
 
 def test_r2d2_learns_the_two_step_chain():
@@ -366,7 +369,7 @@ def test_r2d2_learns_the_two_step_chain():
     buffer = agent.new_buffer()
     actors = SimulatedActors(agent, buffer, config.num_envs)
     eval_id = config.num_envs - 1
-    while len(buffer) < config.replay_min_size:
+    while len(buffer) < config.agent_config.replay_min_size:
         actors.step()
     initial_q = greedy_q_at_start(agent)
     returns_before = list(actors.returns[eval_id])

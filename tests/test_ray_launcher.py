@@ -28,7 +28,7 @@ except ImportError:
     ray = None
     HAVE_RAY = False
 
-from seed.config import Config, ConfigError
+from seed.config import Config, ConfigError, make_config
 
 ROOT = Path(__file__).resolve().parent.parent
 needs_ray = pytest.mark.skipif(
@@ -38,9 +38,9 @@ needs_ray = pytest.mark.skipif(
 # -- without Ray ------------------------------------------------------------------
 
 def test_local_launcher_does_not_import_ray(tmp_path):
-    code = ("import sys; from seed.config import Config; "
+    code = ("import sys; from seed.config import make_config; "
             "from seed.runtime.run import make_launcher; "
-            f"l = make_launcher(Config(launcher='local'), {str(tmp_path)!r}); "
+            f"l = make_launcher(make_config(launcher='local'), {str(tmp_path)!r}); "
             "assert type(l).__name__ == 'LocalLauncher'; "
             "assert 'ray' not in sys.modules, 'local launcher imported ray'")
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
@@ -52,7 +52,7 @@ def test_ray_launcher_without_ray_says_how_to_install(monkeypatch, tmp_path):
     from seed.launch import ray_launcher
     monkeypatch.setitem(sys.modules, "ray", None)  # import ray -> ImportError
     with pytest.raises(ConfigError, match=r"pip install 'ray\[default\]"):
-        ray_launcher.RayLauncher(Config(launcher="ray"), tmp_path)
+        ray_launcher.RayLauncher(make_config(launcher="ray"), tmp_path)
 
 
 def test_cli_launcher_ray_without_ray_is_one_clear_line(tmp_path):
@@ -135,27 +135,27 @@ def test_ray_actors_cannot_use_a_unix_socket():
 def test_learner_placement_pins_the_gpu_node_of_server():
     from seed.launch.ray_launcher import learner_placement
     fake = _FakeRay(["10.0.0.5", "10.0.0.6"], gpu_hosts=["10.0.0.6"])
-    opts = learner_placement(fake, Config(launcher="ray", server="10.0.0.6:29500"))
+    opts = learner_placement(fake, make_config(launcher="ray", server="10.0.0.6:29500"))
     assert opts == {"num_gpus": 1, "num_cpus": 1, "resources": {"node:10.0.0.6": 0.001}}
     with pytest.raises(ConfigError, match=r"not the address of a GPU node.*10\.0\.0\.6"):
-        learner_placement(fake, Config(launcher="ray", server="10.0.0.5:29500"))
+        learner_placement(fake, make_config(launcher="ray", server="10.0.0.5:29500"))
     with pytest.raises(ConfigError, match="GPU_NODE_IP:PORT"):
-        learner_placement(fake, Config(launcher="ray"))
+        learner_placement(fake, make_config(launcher="ray"))
 
 
 def test_learner_placement_needs_a_gpu_in_the_cluster():
     from seed.launch.ray_launcher import learner_placement
     with pytest.raises(ConfigError, match="no node of the Ray cluster has a GPU"):
-        learner_placement(_FakeRay(["127.0.0.1"]), Config(launcher="ray"))
+        learner_placement(_FakeRay(["127.0.0.1"]), make_config(launcher="ray"))
     # One machine on loopback with a GPU: no pin needed.
     assert learner_placement(_FakeRay(["127.0.0.1"], gpu_hosts=["127.0.0.1"]),
-                             Config(launcher="ray")) == {"num_gpus": 1, "num_cpus": 1}
+                             make_config(launcher="ray")) == {"num_gpus": 1, "num_cpus": 1}
 
 
 def test_learner_on_gpu_node_needs_the_ray_launcher(tmp_path):
     from seed.runtime.run import train
     with pytest.raises(ConfigError, match="needs --launcher ray"):
-        train(Config(launcher="local", learner_on_gpu_node=True, logdir=str(tmp_path)))
+        train(make_config(launcher="local", learner_on_gpu_node=True, logdir=str(tmp_path)))
 
 
 def test_learner_on_gpu_node_sends_train_here_to_the_gpu_node(monkeypatch, tmp_path):
@@ -164,7 +164,7 @@ def test_learner_on_gpu_node_sends_train_here_to_the_gpu_node(monkeypatch, tmp_p
     calls = []
     monkeypatch.setattr(ray_launcher, "train_on_gpu_node",
                         lambda *args: calls.append(args) or {"stopped_by": "budget"})
-    config = Config(launcher="ray", learner_on_gpu_node=True, logdir=str(tmp_path / "run"))
+    config = make_config(launcher="ray", learner_on_gpu_node=True, logdir=str(tmp_path / "run"))
     assert run.train(config, resume_dir=None) == {"stopped_by": "budget"}
     [(sent, resume, given, train_here, run_dir)] = calls
     assert sent is config and resume is None and given is None
@@ -196,7 +196,7 @@ def _catch_config(tmp_path, **kw):
                   frames=100_000, logdir=str(tmp_path / "run"), launcher="ray",
                   progress=False, log_interval_s=2.0)
     values.update(kw)
-    return Config(**values)
+    return make_config(**values)
 
 
 def _episodes(run_dir):

@@ -4,23 +4,34 @@ import json
 
 import pytest
 
-from seed.config import Config, ConfigError, from_saved
+from seed.config import ConfigError, VTraceConfig, from_saved, make_config
 from seed.runtime.run import resumed_config
 
 
 def _saved_run(tmp_path, **fields):
-    config = Config(env="toy:catch", **fields)
+    config = make_config(env="toy:catch", **fields)
     (tmp_path / "config.json").write_text(json.dumps({"config": config.to_json()}))
     return config
 
 
 def test_a_field_given_explicitly_wins_even_when_it_is_the_default(tmp_path):
-    default_lr = Config().learning_rate
+    default_lr = VTraceConfig().learning_rate
     _saved_run(tmp_path, learning_rate=default_lr * 3, frames=1000)
     config, changed = resumed_config(tmp_path, {"learning_rate": default_lr, "frames": 5000})
-    assert config.learning_rate == default_lr  # the old rule ignored a default-valued flag
+    # The old rule ignored a flag at its default value.
+    assert config.agent_config.learning_rate == default_lr
     assert config.frames == 5000
-    assert changed == {"learning_rate": (default_lr * 3, default_lr), "frames": (1000, 5000)}
+    assert changed == {"vtrace.learning_rate": (default_lr * 3, default_lr),
+                       "frames": (1000, 5000)}
+
+
+def test_a_given_key_of_any_spelling_and_a_key_of_another_agent(tmp_path):
+    _saved_run(tmp_path, inference_batch_size=4)
+    config, changed = resumed_config(tmp_path, {"transport.inference_batch_size": 8})
+    assert config.transport.inference_batch_size == 8
+    assert changed == {"transport.inference_batch_size": (4, 8)}
+    with pytest.raises(ConfigError, match="burn_in belongs to the r2d2 agent"):
+        resumed_config(tmp_path, {"burn_in": 2})
 
 
 def test_fields_not_given_keep_the_saved_values(tmp_path):
@@ -38,15 +49,19 @@ def test_the_run_directory_is_the_logdir_whatever_was_given(tmp_path):
 
 def test_an_unknown_given_field_is_refused_by_name(tmp_path):
     _saved_run(tmp_path)
-    with pytest.raises(ConfigError, match="unknown config field.*unroll_lenght"):
+    with pytest.raises(ConfigError, match="unknown config key unroll_lenght"):
         resumed_config(tmp_path, {"unroll_lenght": 5})
 
 
 def test_a_saved_field_this_version_does_not_know_is_refused_not_dropped():
-    values = {**Config().to_json(), "retired_knob": 3}
+    values = {**make_config().to_json(), "retired_knob": 3}
     with pytest.raises(ConfigError, match="does not know: retired_knob"):
         from_saved(values)
-    assert from_saved(Config(seed=4).to_json()).seed == 4
+    values = make_config().to_json()
+    values["transport"]["retired_knob"] = 3
+    with pytest.raises(ConfigError, match="does not know: transport.retired_knob"):
+        from_saved(values)
+    assert from_saved(make_config(seed=4).to_json()).seed == 4
 
 
 def test_a_missing_or_damaged_config_json_is_one_line(tmp_path):

@@ -12,7 +12,7 @@ from pathlib import Path
 import grpc
 import pytest
 
-from seed.config import Config, ConfigError
+from seed.config import Config, ConfigError, make_config
 from seed.runtime.architectures import architecture
 from seed.runtime.learner_core import EnvSpec, LearnerCore
 from seed.runtime.seed_arch.actor import run_actor
@@ -74,8 +74,8 @@ def token_file(tmp_path: Path, token: str = TOKEN, name: str = "token") -> str:
 
 class Learner:
     def __init__(self, security, address=""):
-        self.config = Config(env="toy:catch", actors=2, envs_per_actor=2, train=False,
-                             inference_timeout_ms=1.0, frames=10_000, progress=False)
+        self.config = make_config(env="toy:catch", actors=2, envs_per_actor=2, train=False,
+                                  inference_timeout_ms=1.0, frames=10_000, progress=False)
         self.core = LearnerCore(self.config, EnvSpec.probe(self.config.env, {}))
         self.service = SeedLearnerService(self.core)
         workers = architecture("seed").grpc_workers(self.config)
@@ -196,7 +196,7 @@ def test_seed_train_with_a_token_file_keeps_it_out_of_config_logs_and_argv(tmp_p
         timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     config = json.loads((run_dir / "config.json").read_text())["config"]
-    assert config["auth_token_file"] == path
+    assert config["transport"]["auth_token_file"] == path
     written = "".join(p.read_text(errors="replace") for p in run_dir.rglob("*")
                       if p.is_file() and p.suffix in (".json", ".csv", ".log"))
     assert TOKEN not in written + proc.stdout + proc.stderr

@@ -9,7 +9,7 @@ import grpc
 import numpy as np
 import pytest
 
-from seed.config import Config
+from seed.config import Config, make_config
 from seed.inference.batcher import BatcherClosed
 from seed.runtime.architectures import architecture
 from seed.runtime.learner_core import EnvSpec, LearnerCore
@@ -23,8 +23,8 @@ from seed.transport.proto import pb2
 
 @pytest.fixture(scope="module")
 def learner():
-    config = Config(env="toy:catch", actors=2, envs_per_actor=2, train=False,
-                    inference_timeout_ms=1.0, frames=10_000, progress=False)
+    config = make_config(env="toy:catch", actors=2, envs_per_actor=2, train=False,
+                         inference_timeout_ms=1.0, frames=10_000, progress=False)
     core = LearnerCore(config, EnvSpec.probe(config.env, config.env_kwargs))
     service = SeedLearnerService(core)
     server, address = start_server(service, "", max_workers=16)
@@ -123,8 +123,8 @@ def test_seed_learner_refuses_impala_calls(learner):
 def test_a_split_actor_keeps_one_stream_per_env_group_in_flight():
     """actor_splits=2: each of the actor's two groups of 2 envs is its own request, so every
     inference batch holds exactly one group and all 4 envs keep stepping."""
-    config = Config(env="toy:catch", actors=1, envs_per_actor=4, actor_splits=2, train=False,
-                    inference_timeout_ms=50.0, frames=10_000, progress=False)
+    config = make_config(env="toy:catch", actors=1, envs_per_actor=4, actor_splits=2, train=False,
+                         inference_timeout_ms=50.0, frames=10_000, progress=False)
     assert seed_transport.inference_batch_size(config) == 2
     core = LearnerCore(config, EnvSpec.probe(config.env, config.env_kwargs))
     service = SeedLearnerService(core)
@@ -145,8 +145,8 @@ def test_action_latency_spans_the_round_trip_through_the_learner():
     """A SEED actor's action latency holds the learner's inference (slowed here by
     ``delay_ms`` a batch): one figure per step, each reported by the stream's next request."""
     delay_ms, steps = 20.0, 30
-    config = Config(env="toy:catch", actors=1, envs_per_actor=2, train=False,
-                    inference_timeout_ms=1.0, frames=10_000, progress=False)
+    config = make_config(env="toy:catch", actors=1, envs_per_actor=2, train=False,
+                         inference_timeout_ms=1.0, frames=10_000, progress=False)
     core = LearnerCore(config, EnvSpec.probe(config.env, config.env_kwargs))
     infer = core.agent.infer
 
@@ -180,9 +180,9 @@ def direct_service():
     made = []
 
     def make(actors):
-        config = Config(env="toy:catch", actors=actors, envs_per_actor=2, train=False,
-                        inference_timeout_ms=1000.0, unroll_length=2, frames=10_000,
-                        progress=False)
+        config = make_config(env="toy:catch", actors=actors, envs_per_actor=2, train=False,
+                             inference_timeout_ms=1000.0, unroll_length=2, frames=10_000,
+                             progress=False)
         core = LearnerCore(config, EnvSpec.probe(config.env, config.env_kwargs))
         made.append((core, SeedLearnerService(core)))
         return made[-1]

@@ -11,7 +11,7 @@ import grpc
 import numpy as np
 import pytest
 
-from seed.config import Config
+from seed.config import Config, make_config
 from seed.runtime.architectures import architecture
 from seed.runtime.learner_core import EnvSpec, LearnerCore
 from seed.runtime.seed_arch import transport as seed_transport
@@ -28,7 +28,7 @@ class Learner:
         values = dict(env="toy:catch", actors=2, envs_per_actor=2, train=False,
                       inference_timeout_ms=1.0, frames=10_000, progress=False)
         values.update(overrides)
-        self.config = Config(**values)
+        self.config = make_config(**values)
         self.core = LearnerCore(self.config, EnvSpec.probe(self.config.env, {}))
         self.service = SeedLearnerService(self.core)
         self.workers = architecture("seed").grpc_workers(self.config)

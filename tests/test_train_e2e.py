@@ -129,8 +129,8 @@ def test_r2d2_replay_ratio_holds_the_actors_back_for_a_slower_learner(tmp_path):
              "--no-progress", "--set", "burn_in=2", "--set", 'network_kwargs={"lstm_size": 32}',
              "--set", "log_interval_s=1", "--set", "eval_envs=1", "--set", "replay_ratio=10")
     config = json.loads((run_dir / "config.json").read_text())["config"]
-    assert (config["replay_ratio"], config["replay_min_size"], config["unroll_length"]) == \
-        (10, 100, 20)
+    assert (config["r2d2"]["replay_ratio"], config["r2d2"]["replay_min_size"],
+            config["unroll_length"]) == (10, 100, 20)
     rows = [r for r in csv.DictReader((run_dir / "metrics.csv").open()) if r["replay_ratio"]]
     assert rows, "no train step was logged"
     # Each row is the mean over its interval's steps, so the last one trails a little.
@@ -224,7 +224,8 @@ def test_resume_of_a_dir_without_a_checkpoint_is_one_clear_line(tmp_path):
     (["--env", "pong"], "must look like kind:name"),
     (["--arch", "a3c"], "--arch must be seed or impala"),
     (["--agent", "r2d2", "--arch", "impala"], "r2d2 agent runs under --arch seed only"),
-    (["--set", "unroll_lenght=5"], "unknown config field"),
+    (["--set", "unroll_lenght=5"], "unknown config key unroll_lenght"),
+    (["--set", "burn_in=2"], "burn_in belongs to the r2d2 agent"),
     (["--set", "learning_rate=0"], "learning_rate must be positive"),
     (["--set", "loss_reduction=median"], "loss_reduction must be mean or sum"),
 ])

@@ -6,7 +6,7 @@ import grpc
 import numpy as np
 import pytest
 
-from seed.config import Config
+from seed.config import Config, make_config
 from seed.runtime.architectures import architecture
 from seed.runtime.learner_core import EnvSpec, LearnerCore
 from seed.runtime.seed_arch.learner import SeedLearnerService
@@ -17,7 +17,7 @@ from seed.transport.proto import pb2
 
 
 def _serve(service_cls, **overrides):
-    config = Config(**dict(dict(env="toy:catch", actors=2, envs_per_actor=3, train=False,
+    config = make_config(**dict(dict(env="toy:catch", actors=2, envs_per_actor=3, train=False,
                                 inference_timeout_ms=1.0, frames=10_000, progress=False),
                            **overrides))
     core = LearnerCore(config, EnvSpec.probe(config.env, config.env_kwargs))
@@ -119,8 +119,8 @@ def test_a_spec_sized_actor_channel_refuses_to_send_an_oversize_request(seed_lea
 
 def test_impala_limits_cover_an_unroll_and_the_parameters():
     from seed.runtime.impala_arch.learner import ImpalaLearnerService
-    config = Config(env="toy:catch", arch="impala", actors=1, envs_per_actor=2,
-                    unroll_length=7, frames=10_000, progress=False)
+    config = make_config(env="toy:catch", arch="impala", actors=1, envs_per_actor=2,
+                         unroll_length=7, frames=10_000, progress=False)
     core = LearnerCore(config, EnvSpec.probe(config.env, config.env_kwargs))
     service = ImpalaLearnerService(core)
     limits = service.limits

@@ -171,12 +171,12 @@ def test_the_size_limit_holds_the_largest_legitimate_unroll_and_refuses_more():
 
 @pytest.fixture(scope="module")
 def impala():
-    from seed.config import Config
+    from seed.config import make_config
     from seed.runtime.impala_arch.learner import ImpalaLearnerService
     from seed.runtime.learner_core import EnvSpec, LearnerCore
     from seed.transport.channel import connect, start_server
-    config = Config(env="toy:catch", arch="impala", actors=1, envs_per_actor=2,
-                    unroll_length=T, batch_size=2, train=False, frames=10**6, progress=False)
+    config = make_config(env="toy:catch", arch="impala", actors=1, envs_per_actor=2,
+                         unroll_length=T, batch_size=2, train=False, frames=10**6, progress=False)
     core = LearnerCore(config, EnvSpec.probe(config.env, config.env_kwargs))
     service = ImpalaLearnerService(core)
     server, address = start_server(service, "", max_workers=8)

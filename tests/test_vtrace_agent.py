@@ -5,7 +5,7 @@ import tensorflow as tf
 
 from seed.agents import diagnostics, make_agent
 from seed.agents.vtrace_agent import VTraceAgent
-from seed.config import Config
+from seed.config import Config, make_config
 from seed.types import EnvOutput, Unroll
 
 from bandit import run_bandit
@@ -18,7 +18,7 @@ def _config(**kw):
     base = dict(agent="vtrace", network="mlp", network_kwargs={"hidden_sizes": (16,)},
                 unroll_length=5, batch_size=3, learning_rate=1e-2)
     base.update(kw)
-    return Config(**base)
+    return make_config(**base)
 
 
 def _synthetic_unroll(agent, rng, T):
@@ -86,7 +86,7 @@ def test_train_step_changes_parameters_and_reports_metrics(lstm_size):
     agent = make_agent(config, OBS, ACT)
     assert isinstance(agent, VTraceAgent)
     buffer = agent.new_buffer()
-    assert buffer.capacity == config.effective_queue_capacity()
+    assert buffer.capacity == 2 * config.batch_size  # queue_capacity 0: 2 x batch_size
     rng = np.random.default_rng(1)
     for _ in range(2 * config.batch_size):
         buffer.put(_synthetic_unroll(agent, rng, config.unroll_length))

@@ -47,6 +47,7 @@ class AgentBase(abc.ABC):
         R2D2's ``{"online": ..., "target": ...}``). The first one acts (inference,
         ``parameters()``) and learns (the optimizer's variables)."""
         self.config = config
+        self.settings = config.agent_config  # the agent's own (seed.config.agents)
         self.unroll_length = int(config.unroll_length)
         prefix, self.network = next(iter(networks.items()))
         self.num_actions = int(self.network.num_actions)
@@ -60,7 +61,7 @@ class AgentBase(abc.ABC):
             call_once(net)
         self.relu_columns = diagnostics.relu_layer_names(self.network,
                                                          lambda: call_once(self.network))
-        self.optimizer = make_optimizer(config)
+        self.optimizer = make_optimizer(self.settings)
         self.optimizer.build(self.network.trainable_variables)
         named = {name: module_variables(name, net) for name, net in networks.items()}
         self._checkpointed = NamedVariables({
@@ -177,13 +178,13 @@ class AgentBase(abc.ABC):
     def set_progress(self, fraction: float) -> None:
         """Tell the agent how much of the frame budget is spent (``frames / config.frames``).
 
-        With ``config.lr_decay_to_zero`` the learning rate becomes
+        With ``lr_decay_to_zero`` the learning rate becomes
         ``learning_rate * max(0, 1 - fraction)`` (linear decay to zero over the frame budget,
         as upstream SEED's polynomial decay of power 1); otherwise this does nothing.
         """
-        if self.config.lr_decay_to_zero:
+        if self.settings.lr_decay_to_zero:
             scale = max(0.0, 1.0 - float(fraction))
-            self.optimizer.learning_rate.assign(self.config.learning_rate * scale)
+            self.optimizer.learning_rate.assign(self.settings.learning_rate * scale)
 
     # -- parameters and checkpoints ------------------------------------------------------
 

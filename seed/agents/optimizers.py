@@ -7,7 +7,8 @@ import tensorflow as tf
 
 
 def make_optimizer(config):
-    """The Keras optimizer ``config.optimizer`` names, with the config's hyper-parameters."""
+    """The Keras optimizer ``config.optimizer`` names, with its hyper-parameters; ``config``
+    is an agent's settings (:class:`seed.config.agents.OptimizerSettings`)."""
     if config.optimizer == "adam":
         return keras.optimizers.Adam(learning_rate=config.learning_rate,
                                      beta_1=config.adam_beta1, epsilon=config.adam_epsilon)

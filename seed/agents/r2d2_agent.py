@@ -1,7 +1,7 @@
 """The R2D2 agent (Kapturowski et al., 2019) as SEED RL's R2D2 learner runs it.
 
 * Acting: epsilon-greedy on the online network's Q values, one epsilon per env
-  (Ape-X); the last ``config.eval_envs`` env ids act with ``eval_epsilon`` and
+  (Ape-X); the last ``eval_envs`` env ids act with ``eval_epsilon`` and
   are never trained on (:meth:`R2D2Agent.is_eval_env`).
 * Learning: sequences of ``T + 1`` steps from a prioritized replay; the first
   ``burn_in`` steps only warm up the recurrent state (no gradient), the loss is
@@ -9,11 +9,11 @@
   n-step double-Q targets (:mod:`seed.agents.r2d2`), new priorities are
   ``eta max|td| + (1 - eta) mean|td|`` per sequence, and the target network is
   a copy of the online one, refreshed every ``target_update_period`` steps.
-* Replay ratio: with ``config.replay_ratio`` > 0 the replay holds sequences trained
+* Replay ratio: with ``replay_ratio`` > 0 the replay holds sequences trained
   per sequence inserted to it on both sides (:func:`replay_limiter`): the learner
   waits for the actors and the actors for the learner, so what the agent learns per
   frame does not depend on the machine's speed.
-* Learning rate: constant, or with ``config.lr_decay_to_zero`` linear to zero
+* Learning rate: constant, or with ``lr_decay_to_zero`` linear to zero
   over the frame budget through :meth:`AgentBase.set_progress` (the runtime calls it).
 
 Time alignment (:mod:`seed.types`): the Q value learnt at step ``t`` is
@@ -37,38 +37,33 @@ from seed.types import ArraySpec, EnvOutput, stack_unrolls
 
 
 def replay_limiter(config) -> SampleToInsertRatio:
-    """``config.replay_ratio`` sequences trained per sequence inserted after the first
-    ``config.replay_min_size`` (0: as many as the learner can, as upstream).
+    """``replay_ratio`` sequences trained per sequence inserted after the first
+    ``replay_min_size`` (0: as many as the learner can, as upstream), of the run
+    ``config``'s R2D2 settings.
 
     The error buffer lets one sequence from every training env (SEED completes them
     all on the same step) and one batch pass at once, so neither side waits on the
     other's every step; the ratio over a run still tends to ``replay_ratio``.
     """
-    ratio = float(config.replay_ratio)
-    training_envs = int(config.num_envs) - int(config.eval_envs)
-    return SampleToInsertRatio(ratio, max(int(config.replay_min_size), 1),
+    settings = config.agent_config
+    ratio = float(settings.replay_ratio)
+    training_envs = int(config.num_envs) - int(settings.eval_envs)
+    return SampleToInsertRatio(ratio, max(int(settings.replay_min_size), 1),
                                ratio * training_envs + int(config.batch_size))
 
 
 class R2D2Agent(AgentBase):
     def __init__(self, config, observation_space, action_space):
-        if config.burn_in < 0 or config.burn_in >= config.unroll_length:
-            raise ValueError(
-                f"burn_in ({config.burn_in}) must be in [0, unroll_length "
-                f"({config.unroll_length})): an unroll of {config.unroll_length + 1} steps "
-                "needs at least one step to learn on after the burn-in")
-        if config.n_steps < 1:
-            raise ValueError(f"n_steps must be >= 1, got {config.n_steps}")
-        if config.target_update_period < 1:
-            raise ValueError("target_update_period must be >= 1")
+        settings = config.agent_config
+        settings.validate(config)  # R2D2's rules (R2D2Config), also for an agent built alone
         # Sequences overlap by the burn-in (+ the shared last step), so the transitions a
         # burn-in only replays get their loss in the previous sequence, as upstream.
-        self.unroll_overlap = int(config.burn_in) + 1
+        self.unroll_overlap = int(settings.burn_in) + 1
         self.num_envs = int(config.num_envs)
-        self.num_training_envs = self.num_envs - int(config.eval_envs)
-        self.epsilons = r2d2.per_env_epsilons(self.num_envs, int(config.eval_envs),
-                                              config.epsilon_base, config.epsilon_alpha,
-                                              config.eval_epsilon)
+        self.num_training_envs = self.num_envs - int(settings.eval_envs)
+        self.epsilons = r2d2.per_env_epsilons(self.num_envs, int(settings.eval_envs),
+                                              settings.epsilon_base, settings.epsilon_alpha,
+                                              settings.eval_epsilon)
         online, self.target_network = (
             make_network(config.network, int(action_space.n), observation_space, head="q",
                          **config.network_kwargs) for _ in range(2))
@@ -96,7 +91,7 @@ class R2D2Agent(AgentBase):
     # ------------------------------------------------------------ acting
 
     def is_eval_env(self, env_id) -> bool:
-        """True for the last ``config.eval_envs`` env ids: they act, they are not trained on."""
+        """True for the last ``eval_envs`` env ids: they act, they are not trained on."""
         return int(env_id) >= self.num_training_envs
 
     def output_spec(self):
@@ -117,11 +112,11 @@ class R2D2Agent(AgentBase):
     # ------------------------------------------------------------ learning
 
     def new_buffer(self) -> PrioritizedReplay:
-        """The prioritized replay, its samples per insert held to ``config.replay_ratio``
+        """The prioritized replay, its samples per insert held to ``replay_ratio``
         (0: no limit) by :func:`replay_limiter`."""
-        return PrioritizedReplay(self.config.replay_capacity, self.config.priority_exponent,
-                                 self.config.importance_sampling_exponent,
-                                 replay_limiter(self.config))
+        s = self.settings
+        return PrioritizedReplay(s.replay_capacity, s.priority_exponent,
+                                 s.importance_sampling_exponent, replay_limiter(self.config))
 
     def _train_signature(self):
         steps = self.unroll_length + 1
@@ -145,10 +140,10 @@ class R2D2Agent(AgentBase):
         priorities = priorities.numpy()
         buffer.update_priorities(indices, priorities)
         # The optimizer counts train steps, and its count is checkpointed with it.
-        if int(self.optimizer.iterations.numpy()) % self.config.target_update_period == 0:
+        if int(self.optimizer.iterations.numpy()) % self.settings.target_update_period == 0:
             self._copy_to_target()
         return {
-            "env_steps_trained": float((self.unroll_length - self.config.burn_in) * sequences),
+            "env_steps_trained": float((self.unroll_length - self.settings.burn_in) * sequences),
             "mean_priority": float(np.mean(priorities)),
             "mean_importance_weight": float(np.mean(weights)),
             # Sequences trained per sequence inserted, since this process started (the
@@ -160,8 +155,8 @@ class R2D2Agent(AgentBase):
 
     def _train_graph(self, core_state, prev_action, env_output, action, weights,
                      diagnose: bool):
-        config = self.config
-        burn_in = int(config.burn_in)
+        settings = self.settings
+        burn_in = int(settings.burn_in)
         online_state = target_state = core_state
         if burn_in:
             head = EnvOutput(*(x[:burn_in] for x in env_output))
@@ -178,14 +173,14 @@ class R2D2Agent(AgentBase):
                 q = self.network(prev_action[burn_in:], rest, online_state,
                                  unroll=True)[0]["q_values"]  # [L+1, B, A]
             targets = r2d2.r2d2_targets(q, target_q, rest.reward, rest.done,
-                                        config.discounting, config.n_steps,
-                                        config.value_rescale_eps)  # [L, B]
+                                        settings.discounting, settings.n_steps,
+                                        settings.value_rescale_eps)  # [L, B]
             q_taken = tf.gather(q[:-1], action[burn_in:-1], axis=-1, batch_dims=2)
             loss, abs_td = r2d2.td_loss(q_taken, targets, weights)
         grads = tape.gradient(loss, self._online_vars)
-        grads, grad_norm = clipped_gradients(grads, config.grad_clip_norm)
+        grads, grad_norm = clipped_gradients(grads, settings.grad_clip_norm)
         self.optimizer.apply_gradients(zip(grads, self._online_vars))
-        priorities = r2d2.sequence_priorities(abs_td, config.priority_eta)
+        priorities = r2d2.sequence_priorities(abs_td, settings.priority_eta)
         metrics = {"loss": loss, "mean_q": tf.reduce_mean(q_taken), "grad_norm": grad_norm,
                    "value_loss": 0.5 * tf.reduce_mean(tf.square(targets - q_taken)),
                    "explained_variance": diagnostics.explained_variance(targets, q_taken)}

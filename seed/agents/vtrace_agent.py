@@ -5,8 +5,8 @@ inference (``infer``, a batched policy step that samples actions) and training
 (``train_step``, one optimizer step on a FIFO batch of unrolls); the two share
 the network's variables and may run concurrently.
 
-Learning rate: constant ``config.learning_rate`` unless
-``config.lr_decay_to_zero``: then linear to zero over the frame budget
+Learning rate: constant ``learning_rate`` unless
+``lr_decay_to_zero``: then linear to zero over the frame budget
 (:meth:`AgentBase.set_progress`, which the runtime calls).
 
 Action sampling draws from a ``tf.random.Generator`` seeded with ``config.seed``,
@@ -55,7 +55,7 @@ class VTraceAgent(AgentBase):
     # -- training ------------------------------------------------------------------------
 
     def new_buffer(self):
-        return UnrollQueue(self.config.effective_queue_capacity())
+        return UnrollQueue(self.settings.effective_queue_capacity(self.config.batch_size))
 
     def _train_signature(self):
         steps, batch = self.unroll_length + 1, int(self.config.batch_size)
@@ -72,7 +72,7 @@ class VTraceAgent(AgentBase):
 
     def _train_graph(self, core_state, prev_action, env_output, behaviour_action,
                      behaviour_logits, diagnose: bool):
-        c = self.config
+        c = self.settings
         variables = self.network.trainable_variables
         before = diagnostics.snapshot(variables) if diagnose else None
         with tf.GradientTape() as tape:

@@ -185,9 +185,10 @@ def bare_training_timer(config, num_actions: int, frames_per_step: int, min_step
     network, batch, unroll and optimizer."""
     stack_size = int(config.network_kwargs.get("stack_size", 4))
     kwargs = {k: v for k, v in config.network_kwargs.items() if k != "stack_size"}
-    step = BareTrainStep(config.network, num_actions, stack_size, config.learning_rate,
-                         config.adam_epsilon, config.grad_clip_norm, config.discounting,
-                         config.baseline_cost, config.entropy_cost, kwargs)
+    s = config.agent_config
+    step = BareTrainStep(config.network, num_actions, stack_size, s.learning_rate,
+                         s.adam_epsilon, s.grad_clip_norm, s.discounting, s.baseline_cost,
+                         s.entropy_cost, kwargs)
     # NumPy in, as a training loop receives its batch: the host-to-tensor copy is counted.
     inputs = synthetic_batch(int(config.unroll_length), int(config.batch_size), num_actions,
                              stack_size)

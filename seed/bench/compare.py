@@ -41,7 +41,7 @@ import time
 from pathlib import Path
 
 from seed.bench.procmon import TreeCPUMonitor, usable_cores
-from seed.config import Config, ConfigError
+from seed.config import Config, ConfigError, make_config
 from seed.results.bench import load_roofline
 from seed.results.files import ResultsError
 from seed.results.run_dirs import read_metrics
@@ -90,7 +90,7 @@ def base_config(config: Config, mode: str, seconds: float, log_interval_s: float
     if values.get("launcher") == "none":
         raise ConfigError("seed compare starts its own actors: use --launcher local or ray")
     from seed.runtime.architectures import validate
-    validate(Config(**values))
+    validate(make_config(**values))
     return values
 
 
@@ -273,7 +273,8 @@ def ceiling_fractions(path: Path, mode: str, summary: dict, config: dict) -> dic
     # SEED's bound when its steps take turns (seed/bench/roofline.py): it holds for a serve
     # run of that schedule only.
     lockstep, fps = roof.get("seed_lockstep_serve"), summary["seed_fps_mean"]
-    if mode == "serve" and lockstep and seed_transport.serve_runs_in_lockstep(Config(**config)):
+    if mode == "serve" and lockstep and \
+            seed_transport.serve_runs_in_lockstep(make_config(**config)):
         out["seed_lockstep_fps"] = lockstep["frames_per_s"]
         out["seed_lockstep_fraction"] = fps / lockstep["frames_per_s"] if fps else None
     return out

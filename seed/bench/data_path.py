@@ -124,15 +124,14 @@ def measure_data_path(config, agent, env_spec, seconds: float) -> dict:
     """Run the SEED learner service on ``agent``'s shapes with :class:`NoInference` and
     ``config.actors`` client processes for ``seconds`` (after ``WARMUP_S``); ``env_spec``
     is the config's :class:`seed.runtime.learner_core.EnvSpec`."""
-    import dataclasses
-
+    from seed.config import replaced
     from seed.runtime.architectures import architecture
     from seed.runtime.learner_core import LearnerCore
     from seed.transport.channel import start_server
 
     # One stream per actor: with actor_splits > 1 an actor's groups take turns, which a
     # client that only waits on its replies has no reason to do.
-    config = dataclasses.replace(config, arch="seed", train=False, actor_splits=1)
+    config = replaced(config, arch="seed", train=False, actor_splits=1)
     seed = architecture("seed")
     frames_per_step = int(env_spec.frames_per_step)
     core = LearnerCore(config, env_spec,

@@ -60,7 +60,6 @@ an idle machine, so a serve run of that schedule should stay below it.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import multiprocessing as mp
 import queue
@@ -71,7 +70,7 @@ import numpy as np
 
 from seed.bench.procmon import usable_cores
 from seed.bench.timing import alternate, rates, step_timer
-from seed.config import Config
+from seed.config import Config, replaced
 
 #: The agent's train step and the bare one are timed in this many alternating blocks each
 #: (seed/bench/timing.py): their ratio is the target of issue 16, and in turns the
@@ -240,7 +239,7 @@ def training_timer(agent, config: Config, observation_space, frames_per_step: in
     buffer = agent.new_buffer()
     need = int(config.batch_size)
     if config.agent == "r2d2":
-        need = max(need, int(config.replay_min_size))
+        need = max(need, int(config.agent_config.replay_min_size))
     need = min(need, buffer.capacity)
     k = 0
 
@@ -293,8 +292,9 @@ def build_agent(config: Config):
     from seed.runtime.learner_core import EnvSpec
     spec = EnvSpec.probe(config.env, config.env_kwargs)
     tf.random.set_seed(config.seed)
-    agent = make_agent(dataclasses.replace(config, replay_ratio=0.0), spec.observation_space,
-                       spec.action_space)
+    if config.agent == "r2d2":
+        config = replaced(config, replay_ratio=0.0)
+    agent = make_agent(config, spec.observation_space, spec.action_space)
     return agent, spec
 
 
@@ -368,9 +368,8 @@ def run_roofline(config: Config, seconds: float = 10.0, processes: int | None = 
         "env": config.env, "network": config.network, "network_kwargs": config.network_kwargs,
         "agent": config.agent,
         "config": {k: getattr(config, k) for k in (
-            "actors", "envs_per_actor", "actor_splits", "unroll_length", "batch_size",
-            "inference_batch_size",
-            "env_kwargs")},
+            "actors", "envs_per_actor", "unroll_length", "batch_size", "env_kwargs")}
+        | {k: getattr(config.transport, k) for k in ("actor_splits", "inference_batch_size")},
         "seed_batch": seed_batch, "impala_batch": impala_batch,
         "cores": cores, "frames_per_step": frames_per_step, "seconds_per_measurement": seconds,
         "simulation": sim, "inference": inference, "inference_vs_bare": inference_vs_bare,

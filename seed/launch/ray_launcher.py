@@ -193,8 +193,8 @@ class RayLauncher(Launcher):
     def _spawn(self, task: int) -> None:
         actor = self._remote_cls.options(
             name=f"{self.name_prefix}-{task}", **self._options).remote(
-            self.config.arch, self._address, task, self.config.auth_token_file,
-            self.config.tls_ca_file or self.config.tls_cert_file)
+            self.config.arch, self._address, task, self.config.transport.auth_token_file,
+            self.config.transport.tls_ca_file or self.config.transport.tls_cert_file)
         self._actors[task] = actor
         self._runs[task] = actor.run.remote()
         self._ready[task] = actor.info.remote()
@@ -314,7 +314,7 @@ def learner_placement(ray, config: Config) -> dict:
         raise ConfigError("learner_on_gpu_node: no node of the Ray cluster has a GPU "
                           f"(resources: {ray.cluster_resources()})")
     options = dict(num_gpus=1, num_cpus=1)
-    server = config.server
+    server = config.transport.server
     if server and not server.startswith("unix:"):
         host = normalize_server_address(server).rsplit(":", 1)[0].strip("[]")
         if not _is_loopback(host):

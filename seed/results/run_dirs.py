@@ -79,12 +79,17 @@ NOT_LEARNING = frozenset({
 def learning_settings(config: dict) -> str:
     """A run's settings that change what it learns per frame, as one comparable string.
 
-    Fields a run did not record take today's defaults (a field is added with the default
-    that keeps the old behaviour); :data:`NOT_LEARNING` fields are left out, so repeats of
-    one setting with other seeds or budgets compare equal.
+    Read as :func:`seed.config.saved_fields` reads it, in either saved form: fields a run
+    did not record take today's defaults (a field is added with the default that keeps the
+    old behaviour), and another agent's are dropped. :data:`NOT_LEARNING` fields are left
+    out, so repeats of one setting with other seeds or budgets compare equal. A config this
+    version cannot read compares as written.
     """
-    from seed.config import Config
-    full = {**Config().to_json(), **config}
+    from seed.config import ConfigError, saved_fields
+    try:
+        full = saved_fields(config)
+    except (ConfigError, TypeError):
+        full = dict(config)
     return json.dumps({k: full[k] for k in sorted(full) if k not in NOT_LEARNING},
                       sort_keys=True, default=str)
 

@@ -72,11 +72,16 @@ def network_text(network: str, kwargs: dict | None) -> str:
 
 
 def options_text(config: dict) -> str:
-    """The data-path options a config sets otherwise than by default ("" for none)."""
-    from seed.config import Config
+    """The data-path options a saved config sets otherwise than by default ("" for none)."""
+    from seed.config import ConfigError, make_config, saved_fields
+    defaults = saved_fields(make_config().to_json())
+    try:
+        values = saved_fields(config)
+    except (ConfigError, TypeError):
+        values = config
     out = []
     for name in DATA_PATH_OPTIONS:
-        value, default = config.get(name, getattr(Config, name)), getattr(Config, name)
+        value, default = values.get(name, defaults[name]), defaults[name]
         if value is not None and value != default:
             out.append(name if value is True else f"{name}={value}")
     return ", ".join(out)

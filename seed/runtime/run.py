@@ -16,7 +16,6 @@ made of these parts, in the order they act:
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import logging
 import math
@@ -29,7 +28,8 @@ from pathlib import Path
 import numpy as np
 
 import envs
-from seed.config import Config, ConfigError, check_known, from_saved
+from seed.config import (Config, ConfigError, config_paths, from_paths, from_saved,
+                         paths)
 from seed.launch.base import Launcher
 from seed.metrics.machine import learner_device, machine_facts
 from seed.metrics.writer import MetricsWriter
@@ -64,10 +64,11 @@ def actor_security_args(config: Config) -> list[str]:
     """``seed actor`` flags that give an actor what it needs to reach this learner: paths
     only (a token from $SEED_AUTH_TOKEN reaches local actors through their environment)."""
     args = []
-    if config.auth_token_file:
-        args += ["--auth-token-file", config.auth_token_file]
-    if config.tls_ca_file or config.tls_cert_file:
-        args += ["--tls-ca-file", config.tls_ca_file or config.tls_cert_file]
+    transport = config.transport
+    if transport.auth_token_file:
+        args += ["--auth-token-file", transport.auth_token_file]
+    if transport.tls_ca_file or transport.tls_cert_file:
+        args += ["--tls-ca-file", transport.tls_ca_file or transport.tls_cert_file]
     return args
 
 
@@ -123,19 +124,21 @@ class _Interval:
 
 def resumed_config(run_dir: Path, given: dict) -> tuple[Config, dict]:
     """The saved run's config with every field in ``given`` (what the user asked for
-    explicitly) set as given; returns it with ``{field: (saved, given)}`` of what changed."""
+    explicitly, any spelling) set as given; returns it with ``{path: (saved, given)}`` of
+    what changed (``frames``, ``vtrace.entropy_cost``)."""
     from seed.results.files import RunDirError
     from seed.results.run_dirs import load_config
     try:
         saved = load_config(run_dir)["config"]
     except RunDirError as e:  # missing (not a run directory), or damaged
         raise ConfigError(f"cannot resume {run_dir}: {e}") from None
-    check_known(given)
     config = from_saved(saved)
-    values = config.to_json()
-    changed = {k: (values[k], v) for k, v in given.items() if k != "logdir" and values[k] != v}
-    config = dataclasses.replace(config, **{k: v for k, (_, v) in changed.items()},
-                                 logdir=str(run_dir))
+    given = paths(given, config.agent)  # a key of another agent is refused here
+    values = config_paths(config)
+    changed = {k: (values.get(k), v) for k, v in given.items()
+               if k != "logdir" and values.get(k) != v}
+    config = from_paths({**values, **{k: v for k, (_, v) in changed.items()},
+                         "logdir": str(run_dir)})
     return config, changed
 
 
@@ -247,14 +250,15 @@ class _Learner:
     def __init__(self, config: Config, core: LearnerCore, run_dir: Path):
         from seed.transport.security import server_security
         self.config, self.core, self.run_dir = config, core, run_dir
-        self.security = server_security(config.auth_token_file, config.tls_cert_file,
-                                        config.tls_key_file)
+        self.security = server_security(config.transport.auth_token_file,
+                                        config.transport.tls_cert_file,
+                                        config.transport.tls_key_file)
         arch = architectures.architecture(config.arch)
         self.service = arch.service(core)
         self.launcher = make_launcher(config, run_dir)
         try:
             self.server, self.address = start_server(
-                self.service, self.launcher.learner_address(config.server),
+                self.service, self.launcher.learner_address(config.transport.server),
                 max_workers=arch.grpc_workers(config), security=self.security)
         except BaseException:
             self.launcher.stop()

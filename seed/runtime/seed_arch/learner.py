@@ -51,11 +51,12 @@ class SeedLearnerService(LearnerService):
                                      core.agent.unroll_overlap)
         self._is_eval_env = core.agent.is_eval_env
         self.batcher = InferenceBatcher(self._serve_batch, transport.inference_batch_size(config),
-                                        config.inference_timeout_ms / 1000.0)
+                                        config.transport.inference_timeout_ms / 1000.0)
         self.limits = self._message_limits()
         self.spec = core.spec_message(self.limits)
         self.streams = StreamRegistry(transport.max_streams(config),
-                                      config.stream_idle_timeout_s, what="StreamSteps stream")
+                                      config.transport.stream_idle_timeout_s,
+                                      what="StreamSteps stream")
 
     def _message_limits(self) -> limits_lib.MessageLimits:
         """A StepRequest carries at most one actor's envs; replies are actions and the spec."""

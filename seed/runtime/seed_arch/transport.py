@@ -12,7 +12,7 @@ from seed.config import Config, ConfigError
 
 def actor_splits(config: Config) -> int:
     """Env groups per actor, each with its own StreamSteps call and a request in flight."""
-    return max(1, min(config.actor_splits, config.envs_per_actor))
+    return max(1, min(config.transport.actor_splits, config.envs_per_actor))
 
 
 def inference_batch_size(config: Config) -> int:
@@ -21,8 +21,8 @@ def inference_batch_size(config: Config) -> int:
     With ``actor_splits`` groups per actor, half (or a third...) of every actor's envs
     wait on the learner at any time, so a batch of all envs would never fill.
     """
-    if config.inference_batch_size:
-        return config.inference_batch_size
+    if config.transport.inference_batch_size:
+        return config.transport.inference_batch_size
     return config.actors * -(-config.envs_per_actor // actor_splits(config))
 
 
@@ -42,8 +42,9 @@ def max_streams(config: Config) -> int:
 def check(config: Config) -> None:
     """ConfigError (one line) for an inference batch that one actor request overfills."""
     group = -(-config.envs_per_actor // actor_splits(config))
-    if 0 < config.inference_batch_size < group:
+    batch = config.transport.inference_batch_size
+    if 0 < batch < group:
         raise ConfigError(
-            f"inference batch size {config.inference_batch_size} is smaller than one actor "
+            f"inference batch size {batch} is smaller than one actor "
             f"request ({group} envs: {config.envs_per_actor} envs in "
             f"{actor_splits(config)} splits)")

@@ -1,0 +1,98 @@
+"""The run's config: what to run, its scale and budget, logging; its components.
+
+Its fields are the run's own. ``transport`` (:class:`TransportConfig`) says how
+actors and learner talk, and ``agent_config`` holds the settings of the run's agent
+(a :class:`VTraceConfig` in a run of ``vtrace``, :mod:`seed.config.agents`), so no
+field that does not apply to a run is ever set on it. Build one from the keys a
+user writes with :func:`seed.config.make`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from seed.config.agents import AGENT_CONFIGS, OptimizerSettings
+from seed.config.errors import ConfigError
+from seed.config.transport import TransportConfig
+
+
+@dataclasses.dataclass
+class Config:
+    # What to run.
+    env: str = "toy:catch"
+    env_kwargs: dict = dataclasses.field(default_factory=dict)
+    arch: str = "seed"  # seed | impala: seed/runtime/architectures.py
+    agent: str = "vtrace"  # vtrace | r2d2 | one seed.agents.register_agent added
+    network: str = "mlp"  # mlp | nature_cnn | impala_resnet | football | ...
+    network_kwargs: dict = dataclasses.field(default_factory=dict)
+    benchmark: str = ""  # name of the experiments/ config, if any
+
+    # Scale and budget.
+    actors: int = 2
+    envs_per_actor: int = 4
+    frames: int = 100_000  # env frames (steps x frame skip)
+    seconds: float = 0.0  # wall-clock budget; 0 = none
+    seed: int = 0
+
+    # What the learner trains on and how it infers.
+    unroll_length: int = 20  # T
+    batch_size: int = 8  # unrolls per train step
+    jit_inference: bool = False  # XLA-compile the policy's forward pass on the inference path
+    #                              (SEED learner and IMPALA actors alike); batches padded to
+    #                              powers of two so XLA compiles a few shapes, not every size
+    train: bool = True  # False: serve mode, inference only (throughput of the data path)
+
+    # Logging and checkpoints.
+    logdir: str = ""
+    log_interval_s: float = 5.0
+    checkpoint_interval_s: float = 600.0
+    progress: bool = True
+
+    # Where the actors run.
+    launcher: str = "local"  # local | ray | none
+    ray_address: str = ""
+    learner_on_gpu_node: bool = False  # with launcher ray: the learner as a Ray actor, 1 GPU
+
+    # Components.
+    transport: TransportConfig = dataclasses.field(default_factory=TransportConfig)
+    # The run's agent's settings, of its class in AGENT_CONFIGS; None: that class's defaults.
+    agent_config: OptimizerSettings | None = None
+
+    def __post_init__(self):
+        cls = AGENT_CONFIGS.get(self.agent)
+        if cls is None:
+            return  # validate() names the unknown agent
+        if self.agent_config is None:
+            self.agent_config = cls()
+        elif type(self.agent_config) is not cls:
+            raise ConfigError(f"a run of the {self.agent} agent takes a {cls.__name__}, "
+                              f"not a {type(self.agent_config).__name__}")
+
+    @property
+    def num_envs(self) -> int:
+        return self.actors * self.envs_per_actor
+
+    # -- checks and saving ---------------------------------------------------------------
+
+    def validate(self) -> None:
+        """Fail early, with one clear line, on a config that cannot work under any
+        architecture; ``seed.runtime.architectures.validate`` adds the checks of the one
+        ``arch`` names (the name itself, the agents it runs, its transport)."""
+        if self.agent not in AGENT_CONFIGS:
+            raise ConfigError(f"--agent must be {' or '.join(AGENT_CONFIGS)}, "
+                              f"not {self.agent!r}")
+        for name in ("actors", "envs_per_actor", "unroll_length", "batch_size"):
+            if getattr(self, name) < 1:
+                raise ConfigError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if self.frames <= 0 and self.seconds <= 0:
+            raise ConfigError("give a budget: --frames or --seconds must be positive")
+        self.transport.validate(self)
+        self.agent_config.validate(self)
+
+    def to_json(self) -> dict:
+        """The config as saved in ``config.json``: the run's fields, then ``transport`` and
+        the agent's settings as nested mappings, the latter under the agent's name
+        (``"vtrace": {...}``), as a user writes them."""
+        out = dataclasses.asdict(self)
+        out[self.agent] = out.pop("agent_config")
+        return out
