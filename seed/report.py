@@ -18,7 +18,7 @@ typed by hand with their sources: the one input that is not a run).
 
 Each section's heading is ``<benchmark> <section>`` (``atari_pong_vtrace throughput``), so
 its anchor (``REPORT.md#atari_pong_vtrace-throughput``) stays put as runs are added. No
-figure of this suite's is typed by hand: ``tests/test_report.py`` regenerates the report and
+figure of this suite's is typed by hand: ``tests/results/test_report.py`` regenerates the report and
 fails when the committed one differs.
 
 A run directory that cannot be read, a compare file that is damaged, is named with its reason

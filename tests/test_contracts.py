@@ -10,12 +10,12 @@ import pkgutil
 import numpy as np
 import pytest
 
-import dmlab_engine
+from tests.support import dmlab_engine
 import envs
 import seed.launch
 from seed.agents import make_agent
 from seed.agents.base import Agent, Buffer
-from seed.config import Config, make_config
+from seed.config import make_config
 from seed.launch.base import Launcher
 from seed.launch.external import ExternalActors
 from seed.launch.local import LocalLauncher

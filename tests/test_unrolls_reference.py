@@ -7,7 +7,7 @@ import pytest
 
 from seed.types import EnvOutput
 from seed.unrolls import UnrollBuilder
-from tests.unroll_reference import RowUnrollBuilder
+from tests.support.unroll_reference import RowUnrollBuilder
 
 
 def recorded_batches(rng, num_envs, steps):

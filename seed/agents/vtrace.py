@@ -25,7 +25,7 @@ times larger: with RMSprop's epsilon inside the square root (TF1, Keras),
 through its epsilon. Taken unconverted -- the IMPALA paper's RMSprop
 (lr 6e-4, epsilon 0.01, clip 40) on mean losses -- the epsilon floor swamps the
 gradients and updates come out ~30x too small (issue 13); the check in
-``tests/test_optimizer_settings.py`` fails for exactly that. ``loss_reduction:
+``tests/agents/test_optimizer_settings.py`` fails for exactly that. ``loss_reduction:
 sum`` exists to run a summed-loss source verbatim. Each config's YAML says
 where each number comes from.
 """

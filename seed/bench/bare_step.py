@@ -100,7 +100,7 @@ def vtrace_targets(log_rhos, discounts, rewards, values, bootstrap):
     """V-trace ``vs`` and policy-gradient advantages (rho_bar = c_bar = 1, lambda = 1).
 
     A static Python loop over ``T`` (unrolled in the graph), written apart from
-    :func:`seed.agents.vtrace.vtrace`; ``tests/test_bare_step.py`` checks it against a
+    :func:`seed.agents.vtrace.vtrace`; ``tests/bench/test_bare_step.py`` checks it against a
     NumPy loop.
     """
     rhos = tf.minimum(1.0, tf.exp(log_rhos))

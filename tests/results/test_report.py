@@ -1,0 +1,290 @@
+"""`make report`: results/REPORT.md is what the committed runs say, and a bad run directory is
+named and left out."""
+
+import csv
+import json
+import re
+from pathlib import Path
+
+from seed import report
+
+ROOT = Path(__file__).resolve().parents[2]
+RESULTS = ROOT / "results"
+
+
+def test_the_committed_report_is_what_the_committed_runs_say(tmp_path):
+    out = tmp_path / "REPORT.md"
+    report.build(RESULTS, out)
+    committed = (RESULTS / "REPORT.md").read_text()
+    assert out.read_text() == committed, (
+        "results/REPORT.md is stale: run `make report` and commit it with its figures")
+    for link in [line.split("](")[1].rstrip(")") for line in committed.splitlines()
+                 if line.startswith("![")]:
+        assert (RESULTS / link).is_file(), link
+
+
+def _run(d: Path, arch: str, returns: list[float], finished: bool = True, seed: int = 0) -> Path:
+    """A run whose i-th episode (return ``returns[i]``) ends at 1,000 * (i + 1) frames and
+    10 * (i + 1) seconds."""
+    d.mkdir(parents=True)
+    config = {"env": "toy:catch", "arch": arch, "agent": "vtrace", "network": "mlp",
+              "benchmark": "toy_catch", "seed": seed, "train": True}
+    (d / "config.json").write_text(json.dumps(
+        {"config": config, "architecture": arch, "frames_per_step": 1,
+         "machine": {"cpu_count": 2, "processor": "x86_64", "python": "3.11.7",
+                     "packages": {"numpy": "2.4.6"}}}))
+    with (d / "metrics.csv").open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["wall_time", "env_steps", "env_frames", "fps", "learner_steps",
+                    "learner_fps", "episodes", "episode_return"])
+        w.writerow([10.0 * len(returns), 1000 * len(returns), 1000 * len(returns), 100.0, 5,
+                    90.0, len(returns), sum(returns) / len(returns)])
+    with (d / "episodes.csv").open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["wall_time", "env_frames", "episode_return", "episode_length"])
+        for i, r in enumerate(returns):
+            w.writerow([10.0 * (i + 1), 1000 * (i + 1), r, 9])
+    if finished:
+        (d / "summary.json").write_text(json.dumps({"stopped_by": "budget"}))
+    return d
+
+
+def test_thresholds_statuses_and_bad_directories(tmp_path):
+    root = tmp_path / "results"
+    # Means of 2 consecutive episodes: run-0 reaches 0.5 at episode 3 (3,000 frames, 30 s)
+    # and 0.9 at episode 4, run-1 0.5 at episode 5 and 0.9 at episode 6. IMPALA's one run
+    # reaches 0.5 at episode 2, never 0.9, and has not finished.
+    _run(root / "toy_catch/seed/run-0", "seed", [0, 0, 1, 1, 1])
+    _run(root / "toy_catch/seed/run-1", "seed", [0, 0, 0, 0, 1, 1], seed=1)
+    _run(root / "toy_catch/impala/run-0", "impala", [1, 0, 1], finished=False)
+    broken = root / "toy_catch/seed/broken"
+    broken.mkdir(parents=True)
+    for name in ("config.json", "metrics.csv", "episodes.csv"):
+        (broken / name).write_text("{not json" if name == "config.json" else "")
+    (root / "references.yaml").write_text(
+        "toy_catch:\n  thresholds: [0.5, 0.9]\n  window: 2\n"
+        "  references:\n    - {what: a paper, value: 1, unit: return, source: its page}\n")
+    out = root / "REPORT.md"
+    problems = report.build(root, out)
+    text = out.read_text()
+    assert len(problems) == 1 and problems[0].startswith("toy_catch/seed/broken: ")
+    assert "\n" not in problems[0]
+    assert f"- {problems[0]}" in text
+    rows = {line.split(" | ")[0].lstrip("| "): line for line in text.splitlines()
+            if line.startswith("| ")}
+    assert rows["seed"] == ("| seed | 2 | 4,000 (3,000-5,000); 40 s (30 s-50 s) [2/2] | "
+                            "5,000 (4,000-6,000); 50 s (40 s-60 s) [2/2] |")
+    assert rows["impala"] == "| impala | 1 | 2,000; 20 s [1/1] | -; - [0/1] |"
+    assert "not finished (no summary.json)" in rows["toy_catch/impala/run-0"]
+    assert "finished (stopped by budget)" in rows["toy_catch/seed/run-0"]
+    assert "| a paper | 1 | return | its page |" in text
+    assert "- 2 cores, x86_64, no GPU; python 3.11.7, numpy 2.4.6" in text
+    assert (root / "report" / "toy_catch_reward.png").stat().st_size > 10_000
+
+
+# --------------------------------------------------------------------------- the committed
+# report against the committed files, each read here with the standard library alone (not
+# through seed.results), so a wrong number in a section fails whatever the generator does.
+
+def _tables(text: str) -> list[list[list[str]]]:
+    """Every markdown table of a report: rows of cells, header first (separator dropped)."""
+    tables, current = [], []
+    for line in text.splitlines() + [""]:
+        if line.startswith("| "):
+            if not line.startswith("| ---"):
+                current.append([c.strip() for c in line.strip().strip("|").split(" | ")])
+        elif current:
+            tables.append(current)
+            current = []
+    return tables
+
+
+def _section(text: str, heading: str) -> str:
+    """The text under ``### heading``, up to the next heading."""
+    start = text.index(f"\n### {heading}\n")
+    ends = [i for i in (text.find("\n### ", start + 1), text.find("\n## ", start + 1)) if i > 0]
+    return text[start:min(ends) if ends else len(text)]
+
+
+def _rows(text: str, heading: str) -> dict[str, list[str]]:
+    """The rows of the (first) table of a section, by their first cell."""
+    [table, *_] = _tables(_section(text, heading))
+    return {r[0]: r for r in table[1:]}
+
+
+def _csv(path: Path) -> list[dict]:
+    with path.open(newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def _mean(values) -> float:
+    values = [float(v) for v in values if v not in ("", None)]
+    return sum(values) / len(values)
+
+
+def _pct(before: float, after: float) -> str:
+    change = after / before - 1
+    return f"({change:+.0%})" if round(change, 2) else "(0%)"
+
+
+def _benchmark_of(compare_dir: Path) -> str:
+    config = json.loads((compare_dir / "base_config.json").read_text())
+    return config.get("benchmark") or config["env"].replace(":", "_")
+
+
+def _compare_dirs() -> list[Path]:
+    return sorted(p.parent for p in RESULTS.glob("compare-*/**/compare.csv"))
+
+
+REPORT = (RESULTS / "REPORT.md").read_text()
+
+
+def test_the_report_shows_each_roofline_file_as_it_is():
+    roofs = sorted((RESULTS / "roofline").glob("*.json"))
+    assert roofs
+    for path in roofs:
+        roof = json.loads(path.read_text())
+        name = f"`roofline/{path.name}`"
+        [table] = [t for t in _tables(REPORT) if name in t[0]]
+        col = table[0].index(name)
+        cells = {row[0]: row[col] for row in table[1:]}
+        sim = roof["simulation"]
+        assert cells["simulation alone"] == (
+            f"{1e6 * sim['cpu_s_per_frame']:,.1f} us/frame; {sim['frames_per_s']:,.0f} "
+            f"frames/s with {sim['processes']} processes"), path
+        for who, batch in (("SEED learner", roof["seed_batch"]),
+                           ("IMPALA actor", roof["impala_batch"])):
+            inf = roof["inference"][str(batch)]
+            cell = cells[f"inference alone, batch {batch}"]
+            assert cell.startswith(f"{1e6 * inf['cpu_s_per_frame']:,.1f} us/frame; "
+                                   f"{1e3 * inf['wall_s_per_call']:,.2f} ms a call"), path
+            assert who in cell, path
+        c = roof["ceilings"]
+        assert cells["ceiling, SEED: serve / train"] == (
+            f"{c['seed_serve']:,.0f} / {c['seed_train']:,.0f}"), path
+        assert cells["ceiling, IMPALA: serve / train"] == (
+            f"{c['impala_serve']:,.0f} / {c['impala_train']:,.0f}"), path
+        if roof.get("bare_training"):
+            assert cells["bare TensorFlow train step"].endswith(
+                f"agent at {roof['bare_training']['agent_over_bare']:.2f} of bare"), path
+        if roof.get("seed_data_path"):
+            d = roof["seed_data_path"]
+            assert cells["SEED data path alone"].startswith(
+                f"learner {1e6 * d['learner_cpu_s_per_frame']:.1f} + actors "
+                f"{1e6 * d['actor_cpu_s_per_frame']:.1f} us/frame"), path
+        if roof.get("seed_lockstep_serve"):
+            s = roof["seed_lockstep_serve"]
+            assert cells["SEED lock-step serve bound"] == (
+                f"{s['frames_per_s']:,.0f} frames/s, {s['fraction_of_serve_ceiling']:.0%} of "
+                f"the serve ceiling: a cycle of {1e3 * s['cycle_wall_s']:.2f} ms = inference "
+                f"{1e3 * s['inference_wall_s']:.2f} + simulation "
+                f"{1e3 * s['simulation_wall_s']:.2f} + data path "
+                f"{1e3 * s['data_path_wall_s']:.2f}"), path
+        for batch, m in (roof.get("inference_vs_bare") or {}).items():
+            [row] = [r for t in _tables(REPORT) if t[0][0] == "file" for r in t[1:]
+                     if r[:2] == [f"roofline/{path.name}", batch]]
+            assert row[2:4] == [f"{m['agent_ms_per_call']:.2f} / {m['bare_ms_per_call']:.2f}",
+                                f"{m['infer_over_bare']:.2f}"], (path, batch)
+
+
+def test_the_report_shows_what_each_compare_measured():
+    dirs = _compare_dirs()
+    assert len(dirs) > 20
+    for d in dirs:
+        runs = _csv(d / "compare.csv")
+        meta = json.loads((d / "compare.json").read_text())
+        seed = [r for r in runs if r["arch"] == "seed"]
+        bench, rel = _benchmark_of(d), str(d.relative_to(RESULTS))
+        row = _rows(REPORT, f"{bench} inside the compares")[rel]
+        assert row[1] == " / ".join(f"{float(r['fps']):,.0f}" for r in seed), rel
+        busy = [_mean(r["cpu_util"] for r in runs if r["arch"] == a) for a in ("seed", "impala")]
+        assert row[2] == f"{busy[0]:.0%} / {busy[1]:.0%}", rel
+        cpu = 1e6 / _mean(r["frames_per_cpu_s"] for r in seed)
+        assert row[3].startswith(f"{cpu:,.0f}"), rel
+        p50 = _mean(r.get("action_latency_p50_ms") or r.get("latency_p50_ms") for r in seed)
+        assert row[4].startswith(f"{p50:.1f} / "), rel
+        if "learner_cpu_util" in seed[0]:
+            learner = 1e6 * _mean(r["learner_cpu_util"] for r in seed) * meta["cores"] / _mean(
+                r["fps"] for r in seed)
+            assert f"(learner {learner:,.0f})" in row[3], rel
+        lockstep = (meta.get("roofline") or {}).get("seed_lockstep_fraction")
+        share = _rows(REPORT, f"{bench} throughput")[rel][-1]
+        assert share == (f"{lockstep:.0%}" if lockstep is not None else "-"), rel
+
+
+def test_the_report_sets_each_before_after_pair_side_by_side():
+    pairs = [(b, a) for b in _compare_dirs() if "before" in b.name for a in _compare_dirs()
+             if a.parent == b.parent and a.name.replace("-rerun", "")
+             == b.name.replace("before", "after")]
+    names = {(b.name, a.name) for b, a in pairs}
+    assert {("serve-before24-20261206", "serve-after24-20261206"),
+            ("train-before24-20261206", "train-after24-20261206")} <= names
+    for b, a in pairs:
+        bench, label = _benchmark_of(a), f"{b.relative_to(RESULTS)} -> {a.name}"
+        row = _rows(REPORT, f"{bench} before and after")[label]
+        before, after = _csv(b / "compare.csv"), _csv(a / "compare.csv")
+        for col, arch in ((2, "seed"), (3, "impala")):
+            fb, fa = (_mean(r["fps"] for r in runs if r["arch"] == arch)
+                      for runs in (before, after))
+            assert row[col] == f"{fb:,.0f} -> {fa:,.0f} {_pct(fb, fa)}", (label, arch)
+        cb, ca = (_mean(r["frames_per_cpu_s"] for r in runs if r["arch"] == "seed")
+                  for runs in (before, after))
+        assert row[5] == f"{cb:,.0f} -> {ca:,.0f} {_pct(cb, ca)}", label
+
+
+def test_the_report_shows_each_sweep_row():
+    sweeps = sorted(RESULTS.glob("compare-*/**/sweep.csv"))
+    assert sweeps
+    for path in sweeps:
+        bench = _benchmark_of(next(path.parent.glob("*/base_config.json")).parent)
+        rows = _rows(REPORT, f"{bench} model-size sweep")
+        for r in _csv(path):
+            row = rows[r["size"]]
+            assert row[2] == f"{int(r['parameters']):,}", path
+            assert row[3] == " / ".join(f"{float(r[f'inf_cpu_us_per_sample_{k}']):,.0f}"
+                                        for k in ("b1", "actor_batch", "seed_batch")), path
+            assert row[6] == f"{float(r['fps_ratio']):.2f}", path
+
+
+def test_the_report_shows_learner_steps_and_evaluation_thresholds():
+    refs = report.load_references(RESULTS)
+    for bench, entry in refs.items():
+        window = (entry or {}).get("evaluation_window")
+        if not window:
+            continue
+        for run_dir in sorted((RESULTS / bench).glob("*/*")):
+            metrics = _csv(run_dir / "metrics.csv")
+            rel = str(run_dir.relative_to(RESULTS))
+            row = _rows(REPORT, f"{bench} learning")[rel]
+            assert row[5] == f"{max(float(m['learner_steps']) for m in metrics):,.0f}", rel
+            episodes = sorted((r for r in _csv(run_dir / "episodes.csv")
+                               if r.get("evaluation") == "1"),
+                              key=lambda r: (float(r["env_frames"]), float(r["wall_time"])))
+            returns = [float(e["episode_return"]) for e in episodes]
+            tables = _tables(_section(REPORT, f"{bench} learning"))
+            evals = [t for t in tables if t[0][0] == "architecture"][1]  # training's first
+            label = f"{run_dir.parent.name} ({run_dir.name})"
+            [cells] = [r for r in evals[1:] if r[0] == label]
+            for t, cell in zip(entry["thresholds"], cells[2:], strict=True):
+                hit = next((i for i in range(window - 1, len(returns))
+                            if sum(returns[i - window + 1:i + 1]) / window >= t), None)
+                if hit is None:
+                    assert cell == "-; - [0/1]", (rel, t)
+                else:
+                    frames = float(episodes[hit]["env_frames"])
+                    text = f"{frames / 1e6:.2f}M" if frames >= 1e6 else f"{frames:,.0f}"
+                    assert cell == (f"{text}; {float(episodes[hit]['wall_time']):,.0f} s "
+                                    "[1/1]"), (rel, t)
+
+
+def test_the_docs_link_only_to_sections_the_report_has():
+    """Links into REPORT.md from the docs name an anchor GitHub makes of one of its headings
+    (lower case, punctuation but ``-`` and ``_`` dropped, spaces as ``-``)."""
+    anchors = {re.sub(r"\s", "-", re.sub(r"[^\w\s-]", "", line.lstrip("#").strip().lower()))
+               for line in REPORT.splitlines() if line.startswith("#")}
+    links = 0
+    for doc in [ROOT / "README.md", RESULTS / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        for anchor in re.findall(r"REPORT\.md#([\w-]+)", doc.read_text()):
+            assert anchor in anchors, f"{doc.name}: REPORT.md#{anchor} names no section"
+            links += 1
+    assert links
