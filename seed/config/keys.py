@@ -127,7 +127,7 @@ def replaced(config: Config, **values) -> Config:
     return from_paths({**kept, **paths(values, agent)})
 
 
-def from_saved(values: dict[str, Any]) -> Config:
+def from_saved(values: dict[str, Any], *, unknown_agent_ok: bool = False) -> Config:
     """The Config a run saved (``config.json``'s ``"config"``, an actor's spec).
 
     The one way back from a saved dict, in both of its forms:
@@ -138,8 +138,20 @@ def from_saved(values: dict[str, Any]) -> Config:
       the run did not use are dropped, as they never applied to it.
 
     A field this version does not know is refused by name, not dropped, so that a setting
-    never silently stops applying.
+    never silently stops applying. With ``unknown_agent_ok``, a config whose agent this
+    process does not know (one registered in the learner's process only) is read without
+    the agent's settings (``agent_config`` None): what a SEED actor, which never builds the
+    agent, needs of it.
     """
+    agent = values.get("agent", Config.agent)
+    if unknown_agent_ok and agent not in AGENT_CONFIGS:
+        rest = {k: v for k, v in values.items() if k != agent}
+        return dataclasses.replace(from_saved({**rest, "agent": Config.agent}), agent=agent,
+                                   agent_config=None)
+    if agent not in AGENT_CONFIGS:
+        raise ConfigError(f"saved config names an agent this process does not know: {agent!r} "
+                          f"(known: {', '.join(AGENT_CONFIGS)}; a registered agent exists only "
+                          "in the process that registered it)")
     components = _components()
     if any(name in values for name in components):
         unknown = [k for k, v in values.items() if k not in RUN_FIELDS and not (

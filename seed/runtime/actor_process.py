@@ -82,9 +82,12 @@ def fetch_spec(address: str, actor_id: int, wait_s: float = 60.0, security=None)
 
 
 def spec_config(spec):
+    """The run's config as the learner sent it. A SEED actor never builds the agent, so an
+    agent only the learner's process knows (a registered one) is read without its settings;
+    an IMPALA actor, which builds it, then fails on the unknown agent with one line."""
     from seed import config as config_lib
     values = json.loads(spec.config_json)
-    return config_lib.from_saved(values)
+    return config_lib.from_saved(values, unknown_agent_ok=True)
 
 
 def run_with_reconnect(loop_once, actor_id: int, what: str) -> int:

@@ -130,3 +130,15 @@ def test_component_checks_run_from_validate():
         config_lib.make_config(agent="r2d2", burn_in=5, unroll_length=5).validate()
     with pytest.raises(ConfigError, match="eval_envs 8 must be in"):
         config_lib.make_config(agent="r2d2", eval_envs=8, actors=2, envs_per_actor=4).validate()
+
+
+def test_a_seed_actor_reads_a_config_whose_agent_only_the_learner_knows():
+    """An agent registered in the learner's process only: its settings are unknown here, and
+    a SEED actor, which never builds the agent, reads the rest."""
+    saved = config_lib.make_config(env="toy:catch", server="unix:/s", actors=3).to_json()
+    saved["agent"] = "pg"
+    saved["pg"] = saved.pop("vtrace")
+    with pytest.raises(ConfigError, match="names an agent this process does not know: 'pg'"):
+        config_lib.from_saved(saved)
+    c = config_lib.from_saved(saved, unknown_agent_ok=True)
+    assert (c.agent, c.agent_config, c.transport.server, c.actors) == ("pg", None, "unix:/s", 3)
