@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import collections
 import threading
-import time
 
 
 class QueueClosed(Exception):
@@ -36,15 +35,13 @@ class UnrollQueue:
 
     def put(self, item, timeout: float | None = None) -> bool:
         """Append ``item``, waiting while full. False on timeout; QueueClosed if closed."""
-        deadline = None if timeout is None else time.monotonic() + timeout
         with self._cond:
-            while len(self._items) >= self.capacity and not self._closed:
-                remaining = None if deadline is None else deadline - time.monotonic()
-                if remaining is not None and remaining <= 0:
-                    return False
-                self._cond.wait(remaining)
+            room = self._cond.wait_for(
+                lambda: len(self._items) < self.capacity or self._closed, timeout)
             if self._closed:
                 raise QueueClosed()
+            if not room:
+                return False
             self._items.append(item)
             self._cond.notify_all()
             return True
@@ -57,15 +54,12 @@ class UnrollQueue:
         """
         if n > self.capacity:
             raise ValueError(f"cannot take {n} items from a queue of capacity {self.capacity}")
-        deadline = None if timeout is None else time.monotonic() + timeout
         with self._cond:
-            while len(self._items) < n and not self._closed:
-                remaining = None if deadline is None else deadline - time.monotonic()
-                if remaining is not None and remaining <= 0:
-                    return None
-                self._cond.wait(remaining)
+            enough = self._cond.wait_for(lambda: len(self._items) >= n or self._closed, timeout)
             if self._closed:
                 raise QueueClosed()
+            if not enough:
+                return None
             out = [self._items.popleft() for _ in range(n)]
             self._cond.notify_all()
             return out
