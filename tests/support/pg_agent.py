@@ -17,6 +17,7 @@ import tensorflow as tf
 
 from seed.agents import diagnostics
 from seed.agents.agent_base import AgentBase
+from seed.agents.optimizers import clipped_gradients
 from seed.buffers.unroll_queue import UnrollQueue
 from seed.config.agents import OptimizerSettings
 from seed.networks import make_network
@@ -85,9 +86,7 @@ class PGAgent(AgentBase):
             loss = (policy_loss + c.baseline_cost * baseline_loss
                     - c.entropy_cost * tf.reduce_mean(entropy))
         grads = tape.gradient(loss, variables)
-        grad_norm = tf.linalg.global_norm(grads)
-        if c.grad_clip_norm > 0:
-            grads, _ = tf.clip_by_global_norm(grads, c.grad_clip_norm, use_norm=grad_norm)
+        grads, grad_norm = clipped_gradients(grads, c.grad_clip_norm)
         self.optimizer.apply_gradients(zip(grads, variables))
         metrics = {"loss": loss, "policy_loss": policy_loss, "baseline_loss": baseline_loss,
                    "entropy": tf.reduce_mean(entropy), "grad_norm": grad_norm,
