@@ -162,7 +162,6 @@ def from_saved(values: dict[str, Any], *, unknown_agent_ok: bool = False) -> Con
             raise ConfigError(f"saved config has field(s) this version does not know: "
                               f"{', '.join(sorted(unknown))}")
         return from_paths(paths(values))
-    agent = _agent_of(values, Config.agent)
     others = {k for name, cls in AGENT_CONFIGS.items() if name != agent for k in _fields(cls)}
     mine = set(_fields(AGENT_CONFIGS[agent]))
     kept = {k: v for k, v in values.items() if k in mine or k not in others}
@@ -173,9 +172,13 @@ def from_saved(values: dict[str, Any], *, unknown_agent_ok: bool = False) -> Con
     return from_paths(paths(kept, agent))
 
 
+def field_values(config: Config) -> dict[str, Any]:
+    """Every field of ``config`` by its plain name (no name is shared between the parts of
+    a run)."""
+    return {path.rpartition(".")[2]: value for path, value in config_paths(config).items()}
+
+
 def saved_fields(values: dict[str, Any]) -> dict[str, Any]:
-    """A saved config's every field by its plain name (no name is shared between the parts
-    of a run), defaults filled in, from either form :func:`from_saved` reads: what a reader
-    of run directories compares and prints."""
-    return {path.rpartition(".")[2]: value
-            for path, value in config_paths(from_saved(values)).items()}
+    """A saved config's every field by its plain name, defaults filled in, from either form
+    :func:`from_saved` reads: what a reader of run directories compares and prints."""
+    return field_values(from_saved(values))

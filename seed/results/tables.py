@@ -73,8 +73,8 @@ def network_text(network: str, kwargs: dict | None) -> str:
 
 def options_text(config: dict) -> str:
     """The data-path options a saved config sets otherwise than by default ("" for none)."""
-    from seed.config import ConfigError, make_config, saved_fields
-    defaults = saved_fields(make_config().to_json())
+    from seed.config import Config, ConfigError, field_values, saved_fields
+    defaults = field_values(Config())
     try:
         values = saved_fields(config)
     except (ConfigError, TypeError):
