@@ -32,27 +32,17 @@ from pathlib import Path
 
 import pytest
 
-# Ray reads this once per process, when it is imported: tests/launch/test_ray_launcher.py needs it
-# (its in-process Ray stays on loopback), and pytest may import this module first. The
-# processes of this cluster and its learner start without it (see _cluster_env), as on the
-# machines of a real cluster.
-_LOOPBACK_ONLY = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
-os.environ.setdefault(_LOOPBACK_ONLY, "0")
+# This process imports Ray with its node address on loopback (tests/support/optional_ray.py:
+# the in-process Ray of tests/e2e/test_ray_local.py needs it). The processes of this cluster
+# and its learner start without it (see _cluster_env), as on the machines of a real cluster.
+from tests.support.optional_ray import HAVE_RAY, LOOPBACK_ONLY as _LOOPBACK_ONLY
+from tests.support.optional_ray import needs_ray, ray
 
-try:
-    import ray
+if HAVE_RAY:
     from ray.cluster_utils import Cluster
-    HAVE_RAY = True
-except ImportError:
-    ray = Cluster = None
-    HAVE_RAY = False
 
 ROOT = Path(__file__).resolve().parents[2]
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(not HAVE_RAY,
-                       reason="ray is not installed: pip install 'ray[default]>=2.40'"),
-]
+pytestmark = [pytest.mark.slow, needs_ray]
 
 WORKER_CPUS = 2  # logical CPUs per worker node: one actor, and room for one re-placed
 ACTORS, ENVS = 2, 4  # as the suite's other Catch runs

@@ -18,21 +18,11 @@ from pathlib import Path
 
 import pytest
 
-# Keep Ray's node address on loopback (Ray reads this at import; see docs/ray.md).
-os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
-
-try:
-    import ray
-    HAVE_RAY = True
-except ImportError:
-    ray = None
-    HAVE_RAY = False
+from tests.support.optional_ray import HAVE_RAY, needs_ray, ray
 
 from seed.config import make_config
 
 ROOT = Path(__file__).resolve().parents[2]
-needs_ray = pytest.mark.skipif(
-    not HAVE_RAY, reason="ray is not installed: pip install 'ray[default]>=2.40'")
 
 
 

@@ -13,15 +13,7 @@ from pathlib import Path
 
 import pytest
 
-# Keep Ray's node address on loopback (Ray reads this at import; see docs/ray.md).
-os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
-
-try:
-    import ray
-    HAVE_RAY = True
-except ImportError:
-    ray = None
-    HAVE_RAY = False
+from tests.support.optional_ray import HAVE_RAY
 
 from seed.config import ConfigError, make_config
 
