@@ -250,7 +250,7 @@ def test_stray_silent_half_open_oversize_and_unauthenticated_peers_change_nothin
     from seed.transport.channel import connect
     from seed.transport.proto import pb2
     from seed.transport.security import ClientSecurity
-    from test_streams import FreezingProxy, HeldStream
+    from tests.support.stream_peers import FreezingProxy, HeldStream
 
     token = uuid.uuid4().hex
     token_path = tmp_path / "token"

@@ -340,7 +340,7 @@ def test_learner_port_token_and_tls_across_nodes(nodes, tmp_path):
     """The actors on both worker nodes reach the learner at the node address over TLS
     with the token; from those nodes, a call without TLS, without the token, with a wrong
     token or trusting another certificate is refused. The token never passes through Ray."""
-    from test_security import TOKEN, self_signed, token_file
+    from tests.support.tls_files import TOKEN, self_signed, token_file
 
     cert, key = self_signed(tmp_path, ips=(nodes.ip,))
     (tmp_path / "other").mkdir()

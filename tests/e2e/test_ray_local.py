@@ -335,7 +335,7 @@ def test_joining_a_token_head_without_its_token_fails_clearly(ray_head, tmp_path
 def test_ray_actors_reach_a_learner_with_token_and_tls(local_ray, tmp_path):
     """Each Ray actor reads the token file and the certificate on its node; the token
     itself never passes through Ray, argv or config.json."""
-    from test_security import TOKEN, self_signed, token_file
+    from tests.support.tls_files import TOKEN, self_signed, token_file
 
     from seed.runtime.run import train
     cert, key = self_signed(tmp_path)
