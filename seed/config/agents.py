@@ -118,3 +118,9 @@ class R2D2Config(OptimizerSettings):
 
 #: Agent name -> its config class, which ``config.agent_config`` is in a run of that agent.
 AGENT_CONFIGS: dict[str, type] = {"vtrace": VTraceConfig, "r2d2": R2D2Config}
+
+
+def check_agent_name(agent) -> None:
+    """Refuse, in one line, an agent name no config class is known for."""
+    if agent not in AGENT_CONFIGS:
+        raise ConfigError(f"--agent must be {' or '.join(AGENT_CONFIGS)}, not {agent!r}")

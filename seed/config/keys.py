@@ -19,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from seed.config.agents import AGENT_CONFIGS
+from seed.config.agents import AGENT_CONFIGS, check_agent_name
 from seed.config.errors import ConfigError
 from seed.config.run import Config
 from seed.config.transport import TransportConfig
@@ -73,8 +73,7 @@ def _path(key: str, agent: str) -> str:
 
 def _agent_of(values: dict[str, Any], default: str) -> str:
     agent = values.get("agent", default)
-    if agent not in AGENT_CONFIGS:
-        raise ConfigError(f"--agent must be {' or '.join(AGENT_CONFIGS)}, not {agent!r}")
+    check_agent_name(agent)
     return agent
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from seed.config.agents import AGENT_CONFIGS, OptimizerSettings
+from seed.config.agents import AGENT_CONFIGS, OptimizerSettings, check_agent_name
 from seed.config.errors import ConfigError
 from seed.config.transport import TransportConfig
 
@@ -78,9 +78,7 @@ class Config:
         """Fail early, with one clear line, on a config that cannot work under any
         architecture; ``seed.runtime.architectures.validate`` adds the checks of the one
         ``arch`` names (the name itself, the agents it runs, its transport)."""
-        if self.agent not in AGENT_CONFIGS:
-            raise ConfigError(f"--agent must be {' or '.join(AGENT_CONFIGS)}, "
-                              f"not {self.agent!r}")
+        check_agent_name(self.agent)
         for name in ("actors", "envs_per_actor", "unroll_length", "batch_size"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be at least 1, got {getattr(self, name)}")
