@@ -1,9 +1,9 @@
 """What one env's unroll holds, leaf by leaf: its :class:`UnrollSpec`.
 
 Built from the run's env (its observation space) and agent (its core state and
-:meth:`output_spec`); the IMPALA wire message an unroll crosses by is encoded, decoded and
-sized by it (:class:`seed.transport.unroll_codec.UnrollCodec`). It lives outside the
-transport package so that the core can shape unrolls by it too.
+:meth:`output_spec`), one spec gives the buffers :class:`seed.unrolls.UnrollBuilder`
+assembles unrolls in, and the IMPALA wire message an unroll crosses by is encoded, decoded
+and sized by it (:class:`seed.transport.unroll_codec.UnrollCodec`).
 """
 
 from __future__ import annotations

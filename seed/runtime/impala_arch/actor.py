@@ -54,7 +54,8 @@ class LocalPolicy:
         # Each actor samples actions from its own random stream.
         config = dataclasses.replace(config, seed=config.seed * 1000 + 1 + task)
         self.agent = make_agent(config, env.observation_space, env.action_space)
-        # What an unroll holds, from the agent's outputs: the learner decodes by the same.
+        # What an unroll holds, from the agent's outputs: the unrolls are built by it, and
+        # encoded by it for the learner, which decodes by the same.
         self.unroll_codec = UnrollCodec(UnrollSpec.of(self.agent, env.observation_space))
         self.params = self.agent.parameters()
         self.version = -1
@@ -97,7 +98,7 @@ def _act(stub, task, actor_envs: ActorEnvs, policy: LocalPolicy, steps, max_step
     run_id = uuid.uuid4().hex
     env_ids = np.asarray(actor_envs.env_ids, np.int64)
     k = len(env_ids)
-    builder = UnrollBuilder(k, agent.unroll_length, agent.unroll_overlap)
+    builder = UnrollBuilder(policy.unroll_codec.spec, k, agent.unroll_overlap)
     pull_ms = policy.pull(stub)
     agent.reset_core_state(env_ids)  # a new run: its envs start from the initial state
     prev_action = np.zeros(k, np.int32)
