@@ -1,6 +1,7 @@
 """The buffered UnrollBuilder gives exactly the unrolls the per-row builder gave (dtypes too)
 on recorded batches: uneven env subsets in shuffled row order, evaluation envs skipped,
-resets mid-unroll, V-trace's overlap and R2D2's."""
+resets mid-unroll, V-trace's overlap and R2D2's; random ones, and a real V-trace and R2D2
+agent's (LSTM state) on Catch, built by the spec of the agent and the env."""
 
 import numpy as np
 import pytest
@@ -93,3 +94,76 @@ def test_the_envs_of_a_batch_must_be_distinct():
                        {"baseline": two, "policy_logits": np.zeros((2, 6), np.float32)},
                        two.astype(np.int32))
 
+
+# -- a real agent's batches ----------------------------------------------------------------
+
+def record(agent, envs, rng, steps):
+    """Batches as the SEED learner makes them of ``agent`` acting on ``envs``: each step a
+    random subset of the envs, in random order, inferred together; every 11th step an
+    actor reconnects (two envs' core states and half-built unrolls reset). The per-row
+    builder decides which rows' core states are read. Returns ``(resets, rows, wanted,
+    batch, unrolls)`` a step: the rows whose core state was read, the step's arguments to
+    ``append_batch`` and the reference's unrolls."""
+    n = len(envs)
+    reference = RowUnrollBuilder(n, agent.unroll_length, agent.unroll_overlap)
+    agent.reset_core_state(np.arange(n))
+    reward, done, obs = envs.reset_all()
+    prev_action = np.zeros(n, np.int32)
+    recorded = []
+    for t in range(steps):
+        resets = rng.permutation(n)[:2].tolist() if t % 11 == 10 else []
+        if resets:
+            agent.reset_core_state(np.asarray(resets))
+            prev_action[resets] = 0
+            for env in resets:
+                reference.reset(env)
+        rows = rng.permutation(n)[:rng.integers(1, n + 1)]
+        wanted = reference.rows_wanting_state(rows, agent.is_eval_env)
+        first_state = agent.read_core_state(rows[wanted]) if wanted.any() else ()
+        env_output = EnvOutput(reward[rows], done[rows], obs[rows])
+        action, agent_output = agent.infer(rows, prev_action[rows], env_output)
+        batch = dict(core_state=first_state, prev_action=prev_action[rows],
+                     env_output=env_output, agent_output=agent_output, action=action,
+                     skip=agent.is_eval_env)
+        recorded.append((resets, rows, wanted, batch, reference.append_batch(rows, **batch)))
+        prev_action[rows] = action
+        reward[rows], done[rows], obs[rows], _ = envs.step(action, rows)
+    return recorded
+
+
+@pytest.mark.parametrize("settings", [
+    dict(agent="vtrace", unroll_length=5),  # overlap 1
+    dict(agent="r2d2", unroll_length=6, burn_in=2, eval_envs=2, replay_min_size=4,
+         replay_capacity=100),  # overlap 3, two evaluation envs skipped
+])
+def test_a_real_agents_unrolls_equal_the_per_row_builders(settings):
+    from seed.agents import make_agent
+    from seed.config import make_config
+    from seed.runtime.actor_envs import ActorEnvs
+    from seed.transport.unroll_codec import UnrollCodec
+    config = make_config(env="toy:catch", network="mlp", actors=2, envs_per_actor=3,
+                         network_kwargs={"hidden_sizes": (16,), "lstm_size": 4}, seed=5,
+                         **settings)
+    envs = ActorEnvs(config.env, {}, list(range(config.num_envs)), seed=5)
+    space = envs.envs[0].observation_space
+    agent = make_agent(config, space, envs.envs[0].action_space)
+    recorded = record(agent, envs, np.random.default_rng(5), steps=80)
+    spec = UnrollSpec.of(agent, space)
+    codec = UnrollCodec(spec)
+    buffered = UnrollBuilder(spec, config.num_envs, agent.unroll_overlap)
+    count = 0
+    for resets, rows, wanted, batch, want in recorded:
+        for env in resets:
+            buffered.reset(env)
+        assert buffered.rows_wanting_state(rows, agent.is_eval_env).tolist() == wanted.tolist()
+        got = buffered.append_batch(rows, **batch)
+        assert [env for env, _ in got] == [env for env, _ in want]
+        for (_, g), (_, w) in zip(got, want):
+            assert_same_unroll(g, w)
+            assert_same_unroll(codec.decode(codec.encode(
+                g, actor_id=0, run_id="r", env_id=0, parameter_version=0)), w)
+        count += len(got)
+    evaluation = [e for e in range(config.num_envs) if agent.is_eval_env(e)]
+    assert len(evaluation) == settings.get("eval_envs", 0)
+    assert all(buffered.pending(e) == 0 for e in evaluation)
+    assert count >= 20 and len(spec.core_state) == 2  # the LSTM's
