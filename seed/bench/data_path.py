@@ -30,20 +30,17 @@ WARMUP_S = 2.0  # streams open, the first batches go through; not measured
 
 class NoInference:
     """``agent`` with a forward pass that costs nothing: every env gets action 0, and the
-    agent outputs the unrolls store are zeros of the real agent's shapes."""
+    agent outputs the unrolls store are zeros of the real agent's output spec."""
 
-    def __init__(self, agent, observation_space):
-        from seed.types import EnvOutput
+    def __init__(self, agent):
         self._agent = agent
         self.unroll_length = agent.unroll_length
         self.unroll_overlap = agent.unroll_overlap
-        obs = np.zeros((1,) + tuple(observation_space.shape), observation_space.dtype)
-        _, outputs = agent.infer(np.zeros(1, np.int64), np.zeros(1, np.int32),
-                                 EnvOutput(np.zeros(1, np.float32), np.ones(1, bool), obs))
-        agent.reset_core_state(np.zeros(1, np.int64))
-        self._row_shapes = {k: (np.asarray(v).shape[1:], np.asarray(v).dtype)
-                            for k, v in outputs.items()}
+        self._outputs = dict(agent.output_spec())
         self._initial_row = tuple(np.asarray(s)[0] for s in agent.initial_state(1))
+
+    def output_spec(self):
+        return dict(self._outputs)
 
     def initial_state(self, batch_size):
         return self._agent.initial_state(batch_size)
@@ -65,11 +62,9 @@ class NoInference:
     def infer(self, env_ids, prev_action, env_output):
         del prev_action, env_output
         n = len(env_ids)
-        outputs = {k: np.zeros((n,) + shape, dtype) for k, (shape, dtype)
-                   in self._row_shapes.items()}
-        action = np.zeros(n, np.int32)
-        outputs["action"] = action
-        return action, outputs
+        outputs = {k: np.zeros((n,) + tuple(spec.shape), spec.dtype)
+                   for k, spec in self._outputs.items()}
+        return outputs["action"], outputs
 
 
 def _client(address: str, spec_bytes: bytes, actor_id: int, env_ids: list, start: float,
@@ -134,8 +129,7 @@ def measure_data_path(config, agent, env_spec, seconds: float) -> dict:
     config = replaced(config, arch="seed", train=False, actor_splits=1)
     seed = architecture("seed")
     frames_per_step = int(env_spec.frames_per_step)
-    core = LearnerCore(config, env_spec,
-                       agent=NoInference(agent, env_spec.observation_space))
+    core = LearnerCore(config, env_spec, agent=NoInference(agent))
     service = seed.service(core)
     server, address = start_server(service, "", max_workers=seed.grpc_workers(config))
     ctx = mp.get_context("spawn")

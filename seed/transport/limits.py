@@ -74,24 +74,16 @@ def step_response_bytes(k: int) -> int:
     return pb2.StepResponse(action=_zeros("int32", (k,))).ByteSize()
 
 
-def unroll_bytes(steps: int, obs_dtype: str, obs_shape, state_template,
-                 agent_output: dict) -> int:
-    """An UnrollMessage of ``steps`` steps, with an episode ending on every step and an
-    action latency for each (an actor reports at most one unroll's steps per round).
-
-    ``state_template``: one env's core state arrays; ``agent_output``: key ->
-    (dtype, per-step shape).
-    """
-    return pb2.UnrollMessage(
+def unroll_bytes(tensors: "pb2.UnrollMessage", steps: int) -> int:
+    """An UnrollMessage of ``tensors`` (an unroll of ``steps`` steps, as its spec shapes it)
+    with an episode ending on every step and an action latency for each (an actor reports
+    at most one unroll's steps per round)."""
+    message = pb2.UnrollMessage(
         actor_id=2 ** 31 - 1, run_id="f" * 64, env_id=2 ** 31 - 1, parameter_version=_BIG,
-        core_state=[wire.encode(np.zeros_like(s)) for s in state_template],
-        prev_action=_zeros("int32", (steps,)), reward=_zeros("float32", (steps,)),
-        done=_zeros("bool", (steps,)),
-        observation=_zeros(obs_dtype, (steps,) + tuple(obs_shape)),
-        agent_output={key: _zeros(dtype, (steps,) + tuple(shape))
-                      for key, (dtype, shape) in agent_output.items()},
         episodes=_episodes(steps), inference_ms=1.0, parameter_pull_ms=1.0,
-        action_latency_ms=[1.0] * steps).ByteSize()
+        action_latency_ms=[1.0] * steps)
+    message.MergeFrom(tensors)
+    return message.ByteSize()
 
 
 def parameters_bytes(arrays) -> int:

@@ -18,17 +18,18 @@ def _catch():
 
 def test_no_inference_answers_zeros_of_the_agents_shapes_and_initial_states():
     config, spec, agent = _catch()
-    null = NoInference(agent, spec.observation_space)
+    null = NoInference(agent)
     assert (null.unroll_length, null.unroll_overlap) == (agent.unroll_length,
                                                          agent.unroll_overlap)
     obs = np.ones((4,) + spec.observation_space.shape, spec.observation_space.dtype)
     env_output = EnvOutput(np.ones(4, np.float32), np.zeros(4, bool), obs)
     action, outputs = null.infer(np.arange(4), np.zeros(4, np.int32), env_output)
     _, real = agent.infer(np.arange(4), np.zeros(4, np.int32), env_output)
-    assert action.tolist() == [0, 0, 0, 0]
-    assert set(outputs) == set(real) | {"action"}
+    assert action.tolist() == [0, 0, 0, 0] and action.dtype == np.int32
+    assert set(outputs) == set(real) and null.output_spec() == agent.output_spec()
     for key, value in real.items():
-        assert outputs[key].shape == np.asarray(value).shape and not outputs[key].any(), key
+        assert outputs[key].shape == value.shape and outputs[key].dtype == value.dtype, key
+        assert not outputs[key].any(), key
     for got, want in zip(null.read_core_state(np.arange(3)), agent.initial_state(3)):
         np.testing.assert_array_equal(got, want)
 

@@ -26,8 +26,9 @@ from seed.runtime.actor_envs import ActorEnvs
 from seed.runtime.actor_process import actor_envs_for, run_actor_loop, spec_config
 from seed.transport import tensor as wire
 from seed.transport.proto import pb2
-from seed.transport.unroll_spec import UnrollSpec
+from seed.transport.unroll_codec import UnrollCodec
 from seed.types import EnvOutput
+from seed.unroll_spec import UnrollSpec
 from seed.unrolls import UnrollBuilder
 
 log = logging.getLogger(__name__)
@@ -53,8 +54,9 @@ class LocalPolicy:
         # Each actor samples actions from its own random stream.
         config = dataclasses.replace(config, seed=config.seed * 1000 + 1 + task)
         self.agent = make_agent(config, env.observation_space, env.action_space)
-        # What an unroll holds, from the agent's outputs: the learner decodes by the same.
-        self.unroll_spec = UnrollSpec.of(self.agent, env.observation_space)
+        # What an unroll holds, from the agent's outputs: the unrolls are built by it, and
+        # encoded by it for the learner, which decodes by the same.
+        self.unroll_codec = UnrollCodec(UnrollSpec.of(self.agent, env.observation_space))
         self.params = self.agent.parameters()
         self.version = -1
 
@@ -96,7 +98,7 @@ def _act(stub, task, actor_envs: ActorEnvs, policy: LocalPolicy, steps, max_step
     run_id = uuid.uuid4().hex
     env_ids = np.asarray(actor_envs.env_ids, np.int64)
     k = len(env_ids)
-    builder = UnrollBuilder(k, agent.unroll_length, agent.unroll_overlap)
+    builder = UnrollBuilder(policy.unroll_codec.spec, k, agent.unroll_overlap)
     pull_ms = policy.pull(stub)
     agent.reset_core_state(env_ids)  # a new run: its envs start from the initial state
     prev_action = np.zeros(k, np.int32)
@@ -118,7 +120,7 @@ def _act(stub, task, actor_envs: ActorEnvs, policy: LocalPolicy, steps, max_step
         completed = builder.append_batch(np.arange(k), first_state, prev_action, env_output,
                                          agent_output, action)
         for sent, (i, unroll) in enumerate(completed):
-            stub.SendUnroll(policy.unroll_spec.encode(
+            stub.SendUnroll(policy.unroll_codec.encode(
                 unroll, actor_id=task, run_id=run_id, env_id=int(env_ids[i]),
                 parameter_version=policy.version, episodes=pending_episodes[i],
                 inference_ms=float(np.mean(inference_ms)), parameter_pull_ms=pull_ms,

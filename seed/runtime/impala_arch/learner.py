@@ -18,7 +18,8 @@ from seed.transport import limits as limits_lib
 from seed.transport import tensor as wire
 from seed.transport.channel import reject_undecodable
 from seed.transport.proto import pb2
-from seed.transport.unroll_spec import UnrollSpec
+from seed.transport.unroll_codec import UnrollCodec
+from seed.unroll_spec import UnrollSpec
 
 
 class ImpalaLearnerService(LearnerService):
@@ -26,8 +27,9 @@ class ImpalaLearnerService(LearnerService):
         self.core = core
         self.num_envs = core.config.num_envs
         # What an unroll holds, from the agent's outputs: the actors encode by the same.
-        self.unroll_spec = UnrollSpec.of(core.agent, core.env_spec.observation_space)
-        self.steps = self.unroll_spec.steps
+        self.unroll_codec = UnrollCodec(
+            UnrollSpec.of(core.agent, core.env_spec.observation_space))
+        self.steps = self.unroll_codec.spec.steps
         self._lock = threading.Lock()
         self._version = 0
         self._snapshot = [v.numpy() for v in core.agent.parameters()]
@@ -42,7 +44,7 @@ class ImpalaLearnerService(LearnerService):
         """An unroll of T+1 steps up (the largest its spec allows); the parameters (the only
         large message) down."""
         return limits_lib.learner_limits(
-            {"SendUnroll": self.unroll_spec.max_bytes},
+            {"SendUnroll": self.unroll_codec.max_bytes},
             [limits_lib.parameters_bytes(self._snapshot),
              limits_lib.spec_bytes(self.core.spec_message())])
 
@@ -77,7 +79,7 @@ class ImpalaLearnerService(LearnerService):
             if not 0 <= request.env_id < self.num_envs:
                 raise wire.WireError(f"env id {request.env_id} out of range "
                                      f"[0, {self.num_envs})")
-            unroll = self.unroll_spec.decode(request)
+            unroll = self.unroll_codec.decode(request)
         except wire.WireError as e:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(e))
         stats = self.core.stats

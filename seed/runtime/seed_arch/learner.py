@@ -19,6 +19,7 @@ from seed.transport.channel import reject_undecodable
 from seed.transport.proto import pb2
 from seed.transport.streams import StreamRegistry
 from seed.types import EnvOutput
+from seed.unroll_spec import UnrollSpec
 from seed.unrolls import UnrollBuilder
 
 log = logging.getLogger(__name__)
@@ -47,7 +48,7 @@ class SeedLearnerService(LearnerService):
         self._obs_dtype = np.dtype(obs.dtype).name
         self._obs_shape = tuple(obs.shape)
         self.runs = EnvRuns(self.num_envs)
-        self.builder = UnrollBuilder(self.num_envs, core.agent.unroll_length,
+        self.builder = UnrollBuilder(UnrollSpec.of(core.agent, obs), self.num_envs,
                                      core.agent.unroll_overlap)
         self._is_eval_env = core.agent.is_eval_env
         self.batcher = InferenceBatcher(self._serve_batch, transport.inference_batch_size(config),

@@ -1,4 +1,5 @@
-"""The IMPALA unroll's wire spec: one object encodes (actor), decodes (learner) and sizes it."""
+"""The IMPALA unroll's wire: one codec of the run's unroll spec encodes (actor), decodes
+(learner) and sizes it."""
 
 import grpc
 import numpy as np
@@ -8,8 +9,9 @@ from gymnasium import spaces
 from seed.transport import limits as limits_lib
 from seed.transport import tensor as wire
 from seed.transport.proto import pb2
-from seed.transport.unroll_spec import UnrollSpec
+from seed.transport.unroll_codec import UnrollCodec
 from seed.types import ArraySpec, EnvOutput, Unroll
+from seed.unroll_spec import UnrollSpec
 
 T, A = 4, 3  # unroll length, actions
 OBS = spaces.Box(0, 255, (6, 5, 2), np.uint8)
@@ -33,6 +35,10 @@ def _spec() -> UnrollSpec:
     return UnrollSpec.of(_Agent(), OBS)
 
 
+def _codec() -> UnrollCodec:
+    return UnrollCodec(_spec())
+
+
 def _unroll(steps=T + 1, seed=0) -> Unroll:
     rng = np.random.default_rng(seed)
     return Unroll(
@@ -47,8 +53,8 @@ def _unroll(steps=T + 1, seed=0) -> Unroll:
                       "baseline": rng.normal(size=steps).astype(np.float32)})
 
 
-def _encode(spec, unroll, **fields):
-    return spec.encode(unroll, actor_id=1, run_id="r", env_id=1, parameter_version=7, **fields)
+def _encode(codec, unroll, **fields):
+    return codec.encode(unroll, actor_id=1, run_id="r", env_id=1, parameter_version=7, **fields)
 
 
 def _one_line(error) -> str:
@@ -66,10 +72,10 @@ def test_the_spec_is_the_agents_and_the_envs():
 
 
 def test_an_unroll_round_trips_bit_for_bit_with_what_rides_with_it():
-    spec, unroll = _spec(), _unroll()
-    message = _encode(spec, unroll, episodes=[(2, 1.5, 9)], inference_ms=0.5,
+    codec, unroll = _codec(), _unroll()
+    message = _encode(codec, unroll, episodes=[(2, 1.5, 9)], inference_ms=0.5,
                       parameter_pull_ms=2.0, action_latency_ms=[1.0, 2.0])
-    back = spec.decode(pb2.UnrollMessage.FromString(message.SerializeToString()))
+    back = codec.decode(pb2.UnrollMessage.FromString(message.SerializeToString()))
     for got, want in zip(back.core_state, unroll.core_state):
         assert got.dtype == want.dtype
         np.testing.assert_array_equal(got, want)
@@ -109,18 +115,19 @@ def _with(unroll, **changes) -> Unroll:
 ])
 def test_an_actor_refuses_to_encode_an_unroll_that_does_not_fit(changes, message):
     with pytest.raises(wire.WireError, match=message) as e:
-        _encode(_spec(), _with(_unroll(), **changes))
+        _encode(_codec(), _with(_unroll(), **changes))
     _one_line(e)
 
 
 def test_a_longer_unroll_is_refused_at_both_ends():
-    spec, longer = _spec(), _unroll(steps=T + 2)
+    codec, longer = _codec(), _unroll(steps=T + 2)
     with pytest.raises(wire.WireError, match=r"expected int32 \(5,\), got int32 \(6,\)") as e:
-        _encode(spec, longer)
+        _encode(codec, longer)
     _one_line(e)
-    longer_spec = UnrollSpec.of(type("Longer", (_Agent,), {"unroll_length": T + 1})(), OBS)
+    longer_codec = UnrollCodec(
+        UnrollSpec.of(type("Longer", (_Agent,), {"unroll_length": T + 1})(), OBS))
     with pytest.raises(wire.WireError, match=r"prev_action: expected shape \(5,\), got \(6,\)"):
-        spec.decode(_encode(longer_spec, longer))
+        codec.decode(_encode(longer_codec, longer))
 
 
 @pytest.mark.parametrize("field,tensor,message", [
@@ -129,41 +136,41 @@ def test_a_longer_unroll_is_refused_at_both_ends():
     ("done", np.zeros(T, bool), r"done: expected shape \(5,\), got \(4,\)"),
 ])
 def test_a_learner_refuses_a_tensor_that_does_not_fit(field, tensor, message):
-    spec = _spec()
-    msg = _encode(spec, _unroll())
+    codec = _codec()
+    msg = _encode(codec, _unroll())
     getattr(msg, field).CopyFrom(wire.encode(tensor))
     with pytest.raises(wire.WireError, match=message) as e:
-        spec.decode(msg)
+        codec.decode(msg)
     _one_line(e)
 
 
 def test_a_learner_refuses_missing_or_unexpected_agent_outputs():
-    spec = _spec()
-    msg = _encode(spec, _unroll())
+    codec = _codec()
+    msg = _encode(codec, _unroll())
     del msg.agent_output["policy_logits"]
     with pytest.raises(wire.WireError, match=r"missing \['policy_logits'\]") as e:
-        spec.decode(msg)
+        codec.decode(msg)
     _one_line(e)
-    msg = _encode(spec, _unroll())
+    msg = _encode(codec, _unroll())
     msg.agent_output["extra"].CopyFrom(wire.encode(np.zeros(T + 1, np.float32)))
     with pytest.raises(wire.WireError, match=r"unexpected \['extra'\]"):
-        spec.decode(msg)
+        codec.decode(msg)
 
 
 def test_the_size_limit_holds_the_largest_legitimate_unroll_and_refuses_more():
-    spec = _spec()
-    widest = spec.encode(_unroll(), actor_id=2 ** 31 - 1, run_id="f" * 64, env_id=2 ** 31 - 1,
+    codec = _codec()
+    widest = codec.encode(_unroll(), actor_id=2 ** 31 - 1, run_id="f" * 64, env_id=2 ** 31 - 1,
                          parameter_version=2 ** 62,
                          episodes=[(2 ** 31 - 1, -1.0e300, 2 ** 62)] * (T + 1),
                          inference_ms=1.0, parameter_pull_ms=1.0,
                          action_latency_ms=[1.0] * (T + 1))
-    assert widest.ByteSize() == spec.max_bytes
-    assert spec.limit == limits_lib.with_slack(spec.max_bytes)
-    assert spec.max_bytes > (T + 1) * 6 * 5 * 2  # the observations, at least
-    too_many = 1 + (spec.limit - spec.max_bytes) // len(pb2.EpisodeSummary(
+    assert widest.ByteSize() == codec.max_bytes
+    assert codec.limit == limits_lib.with_slack(codec.max_bytes)
+    assert codec.max_bytes > (T + 1) * 6 * 5 * 2  # the observations, at least
+    too_many = 1 + (codec.limit - codec.max_bytes) // len(pb2.EpisodeSummary(
         env_id=1, episode_return=1.0, episode_length=1).SerializeToString())
-    with pytest.raises(wire.WireError, match=f"exceeds the {spec.limit} bytes its spec") as e:
-        _encode(spec, _unroll(), episodes=[(1, 1.0, 1)] * (T + 1 + 2 * too_many))
+    with pytest.raises(wire.WireError, match=f"exceeds the {codec.limit} bytes its spec") as e:
+        _encode(codec, _unroll(), episodes=[(1, 1.0, 1)] * (T + 1 + 2 * too_many))
     _one_line(e)
 
 
@@ -210,18 +217,19 @@ def test_the_impala_learner_sizes_and_decodes_by_the_spec_an_actor_builds(impala
     channel.close()
     obs = core.env_spec.observation_space
     actor_spec = UnrollSpec.of(make_agent(config, obs, core.env_spec.action_space), obs)
-    assert actor_spec == service.unroll_spec
-    assert service.limits.request("SendUnroll") == actor_spec.limit
+    assert actor_spec == service.unroll_codec.spec
+    actor_codec = UnrollCodec(actor_spec)
+    assert service.limits.request("SendUnroll") == actor_codec.limit
     assert set(actor_spec.agent_output) == {"action", "policy_logits", "baseline"}
     queued = len(core.buffer)
-    ack = stub.SendUnroll(_encode(actor_spec, _catch_unroll(actor_spec)), timeout=30)
+    ack = stub.SendUnroll(_encode(actor_codec, _catch_unroll(actor_spec)), timeout=30)
     assert ack.parameter_version == 0 and len(core.buffer) == queued  # serve mode: not kept
     assert core.stats.env_steps == T
 
 
 def test_the_impala_learner_refuses_an_unroll_without_the_agents_outputs(impala):
     _, service, stub, _ = impala
-    msg = _encode(service.unroll_spec, _catch_unroll(service.unroll_spec))
+    msg = _encode(service.unroll_codec, _catch_unroll(service.unroll_codec.spec))
     del msg.agent_output["policy_logits"]
     with pytest.raises(grpc.RpcError) as err:
         stub.SendUnroll(msg, timeout=30)
@@ -233,9 +241,9 @@ def test_the_impala_learner_refuses_an_unroll_over_its_limit_unparsed(impala):
     from seed.transport.channel import connect
     _, service, _, address = impala
     channel, stub = connect(address, pb2.Spec())  # a channel of gRPC's default limits
-    msg = _encode(service.unroll_spec, _catch_unroll(service.unroll_spec))
+    msg = _encode(service.unroll_codec, _catch_unroll(service.unroll_codec.spec))
     msg.observation.CopyFrom(wire.encode(np.zeros((T + 1, 10, 5 * 1000), np.float32)))
-    assert msg.ByteSize() > service.unroll_spec.limit
+    assert msg.ByteSize() > service.unroll_codec.limit
     with pytest.raises(grpc.RpcError) as err:
         stub.SendUnroll(msg, timeout=30)
     channel.close()
