@@ -34,6 +34,10 @@ def cmd_compare(args) -> int:
     command = [Path(sys.argv[0]).name] + sys.argv[1:]
     try:
         if args.sweep_network:
+            if args.timeline:
+                print("seed: error: --timeline is for one compare, not a --sweep-network",
+                      file=sys.stderr)
+                return 2
             from seed.bench import sweep
             res = sweep.run_sweep(config, args.sweep_network, args.mode, config.seconds,
                                   out_dir, _log_interval(args), command, budget=args.budget)
@@ -42,7 +46,8 @@ def cmd_compare(args) -> int:
             failed = [r for r in res["rows"] if r["seed_fps"] is None or r["impala_fps"] is None]
             return 1 if failed else 0
         res = compare.run_compare(config, args.mode, config.seconds, out_dir,
-                                  _log_interval(args), command, budget=args.budget)
+                                  _log_interval(args), command, budget=args.budget,
+                                  timeline=args.timeline)
     except KeyboardInterrupt:
         print("seed compare: interrupted; runs stopped", file=sys.stderr)
         return 130
@@ -105,6 +110,10 @@ def register(subparsers) -> None:
     p.add_argument("--sweep-network", metavar="A,B,C",
                    help="run the compare per network size (small,medium,large or network "
                         "names) and plot FPS against inference cost")
+    p.add_argument("--timeline", action="store_true",
+                   help="record a per-cycle timeline in the SEED runs "
+                        "(transport.timeline=true) and print where each cycle goes "
+                        "(seed timeline)")
     p.set_defaults(fn=cmd_compare)
 
     p = subparsers.add_parser(

@@ -1,5 +1,5 @@
 """seed timeline (seed/bench/timeline.py): a hand-built lock-step timeline whose segment
-lengths are known, bad input named in one line, and a real run."""
+lengths are known, bad input named in one line, compare --timeline, and a real run."""
 
 from __future__ import annotations
 
@@ -13,8 +13,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from seed.bench import compare
 from seed.bench import timeline as analysis
 from seed.cli import main
+from seed.config import make_config
 from seed.metrics import timeline as rec
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -186,6 +188,44 @@ def test_bad_input_is_named_in_one_line(tmp_path, capsys):
     assert err.startswith("seed: error: ") and "\n" not in err and str(empty) in err
     with pytest.raises(SystemExit):
         main(["timeline", str(run), "--skip-first", "0.7"])
+
+
+def test_compare_timeline_records_and_breaks_down_the_seed_runs_only(tmp_path, monkeypatch):
+    calls = []
+
+    def fake_run_one(config_path, run_seconds, arch, run_dir, seconds, train, cores, echo,
+                     budget, extra_args=()):
+        calls.append((arch, tuple(extra_args)))
+        if arch == "seed":
+            write_lockstep(run_dir)
+        else:
+            run_dir.mkdir(parents=True)
+        row = {c: None for c in compare.COLUMNS}
+        row.update(run=run_dir.name, arch=arch, rc=0, steady=True, fps=100.0,
+                   run_dir=str(run_dir))
+        return row
+
+    monkeypatch.setattr(compare, "run_one", fake_run_one)
+    config = make_config(env="toy:catch", actors=2, envs_per_actor=4, seconds=1.0)
+    res = compare.run_compare(config, "serve", 1.0, tmp_path / "cmp", timeline=True,
+                              echo=lambda *_: None)
+    on = ("--set", "transport.timeline=true")
+    assert calls == [("seed", on), ("impala", ()), ("seed", on)]
+    assert [r.get("timeline") is not None for r in res["runs"]] == [True, False, True]
+    assert res["runs"][0]["timeline"]["cycles"] == 33
+    assert (tmp_path / "cmp" / "seed-2" / "timeline.json").exists()
+    assert "[seed-1] timeline of" in res["table"] and "[seed-2] timeline of" in res["table"]
+    saved = json.loads((tmp_path / "cmp" / "compare.json").read_text())
+    # the default window: cycles after batches 5..37, 16 even (8.5 ms) and 17 odd (9.5 ms)
+    assert saved["runs"][2]["timeline"]["check"]["interval_ms"] == \
+        pytest.approx((16 * 8.5 + 17 * 9.5) / 33)
+
+    calls.clear()  # without the flag: no extra flags, no breakdown
+    res = compare.run_compare(config, "serve", 1.0, tmp_path / "plain", echo=lambda *_: None)
+    assert calls == [("seed", ()), ("impala", ()), ("seed", ())]
+    assert "timeline of" not in res["table"]
+    assert main(["compare", "--env", "toy:catch", "--seconds", "1", "--timeline",
+                 "--sweep-network", "small", "--logdir", str(tmp_path / "sweep")]) == 2
 
 
 def test_a_real_seed_run_records_a_timeline_whose_segments_add_up(tmp_path):
