@@ -1,4 +1,4 @@
-"""The ``seed`` command line: train, learner, actor, compare, roofline, evaluate."""
+"""The ``seed`` command line: train, learner, actor, compare, roofline, timeline, evaluate."""
 
 from __future__ import annotations
 
@@ -83,7 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--parent-pid", type=int, default=0, help=argparse.SUPPRESS)
     p.set_defaults(fn=cmd_actor)
 
-    bench_cli.register(sub)  # compare, roofline
+    bench_cli.register(sub)  # compare, roofline, timeline
     evaluate.register(sub)
     return parser
 
@@ -93,8 +93,8 @@ def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     if args.verbose:
         os.environ[quiet_tf.VERBOSE_ENV] = "1"  # the processes this command starts inherit it
-    if args.command != "compare":  # compare only starts `seed train` processes
-        quiet_tf.import_tensorflow()
+    if args.command not in ("compare", "timeline"):  # compare only starts `seed train`
+        quiet_tf.import_tensorflow()                  # processes; timeline reads files
     from seed.config import ConfigError
     from seed.runtime.checkpoint import CheckpointError
     import envs

@@ -1,7 +1,8 @@
-"""``seed compare`` and ``seed roofline`` (registered into ``seed.cli``)."""
+"""``seed compare``, ``seed roofline`` and ``seed timeline`` (registered into ``seed.cli``)."""
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
@@ -33,6 +34,10 @@ def cmd_compare(args) -> int:
     command = [Path(sys.argv[0]).name] + sys.argv[1:]
     try:
         if args.sweep_network:
+            if args.timeline:
+                print("seed: error: --timeline is for one compare, not a --sweep-network",
+                      file=sys.stderr)
+                return 2
             from seed.bench import sweep
             res = sweep.run_sweep(config, args.sweep_network, args.mode, config.seconds,
                                   out_dir, _log_interval(args), command, budget=args.budget)
@@ -41,7 +46,8 @@ def cmd_compare(args) -> int:
             failed = [r for r in res["rows"] if r["seed_fps"] is None or r["impala_fps"] is None]
             return 1 if failed else 0
         res = compare.run_compare(config, args.mode, config.seconds, out_dir,
-                                  _log_interval(args), command, budget=args.budget)
+                                  _log_interval(args), command, budget=args.budget,
+                                  timeline=args.timeline)
     except KeyboardInterrupt:
         print("seed compare: interrupted; runs stopped", file=sys.stderr)
         return 130
@@ -73,6 +79,25 @@ def cmd_roofline(args) -> int:
     return 0
 
 
+def cmd_timeline(args) -> int:
+    from seed.bench import timeline
+    try:
+        summary = timeline.analyse(args.run_dir, args.skip_first, args.skip_last)
+    except timeline.TimelineError as e:
+        print(f"seed: error: {e}", file=sys.stderr)
+        return 2
+    print(timeline.format_summary(summary))
+    print(f"written to {timeline.write_summary(args.run_dir, summary)}")
+    return 0
+
+
+def _fraction(text: str) -> float:
+    value = float(text)
+    if not 0 <= value < 0.5:
+        raise argparse.ArgumentTypeError(f"a fraction in [0, 0.5), not {text}")
+    return value
+
+
 def register(subparsers) -> None:
     p = subparsers.add_parser(
         "compare", help="SEED, IMPALA, SEED again on one config; steady-state FPS table")
@@ -85,6 +110,10 @@ def register(subparsers) -> None:
     p.add_argument("--sweep-network", metavar="A,B,C",
                    help="run the compare per network size (small,medium,large or network "
                         "names) and plot FPS against inference cost")
+    p.add_argument("--timeline", action="store_true",
+                   help="record a per-cycle timeline in the SEED runs "
+                        "(transport.timeline=true) and print where each cycle goes "
+                        "(seed timeline)")
     p.set_defaults(fn=cmd_compare)
 
     p = subparsers.add_parser(
@@ -94,3 +123,14 @@ def register(subparsers) -> None:
                    help="simulation processes (default: one per core)")
     p.add_argument("--out", help="JSON to write (default results/roofline/<env>_<network>.json)")
     p.set_defaults(fn=cmd_roofline)
+
+    p = subparsers.add_parser(
+        "timeline", help="where each cycle of a lock-step SEED run went (a run recorded with "
+                         "--set transport.timeline=true)")
+    p.add_argument("run_dir", metavar="RUN_DIR", help="the run directory")
+    p.add_argument("--skip-first", type=_fraction, default=0.1, metavar="FRACTION",
+                   help="leave out this share of the recorded batches at the start "
+                        "(warm-up; default 0.1)")
+    p.add_argument("--skip-last", type=_fraction, default=0.05, metavar="FRACTION",
+                   help="leave out this share at the end (the stop; default 0.05)")
+    p.set_defaults(fn=cmd_timeline)

@@ -130,11 +130,13 @@ def _steady_span(metrics: Path, train: bool) -> float:
 
 
 def run_one(config_path: Path, run_seconds: float, arch: str, run_dir: Path, seconds: float,
-            train: bool, cores: int, echo=print, budget: str = "steady") -> dict:
+            train: bool, cores: int, echo=print, budget: str = "steady",
+            extra_args: tuple[str, ...] = ()) -> dict:
     """One ``seed train`` subprocess of the config at ``config_path`` (whose ``seconds`` is
-    ``run_seconds``); returns its row of the compare table."""
+    ``run_seconds``), with ``extra_args`` after its flags; returns its row of the compare
+    table."""
     cmd = [sys.executable, "-m", "seed.cli", "train", "--config", str(config_path),
-           "--arch", arch, "--logdir", str(run_dir), "--no-progress"]
+           "--arch", arch, "--logdir", str(run_dir), "--no-progress", *extra_args]
     run_dir.mkdir(parents=True, exist_ok=True)
     log_path = run_dir.parent / f"{run_dir.name}.log"
     env = dict(os.environ, PYTHONUNBUFFERED="1", TF_CPP_MIN_LOG_LEVEL="2")
@@ -347,10 +349,34 @@ def write_csv(path: Path, rows: list[dict], columns: list[str]) -> None:
                         (f"{r[c]:.6g}" if isinstance(r[c], float) else r[c]) for c in columns])
 
 
+def timeline_of(row: dict) -> dict:
+    """``seed timeline`` of a SEED run's directory (also written there as timeline.json),
+    or ``{"error": one line}``."""
+    from seed.bench import timeline
+    try:
+        summary = timeline.analyse(row["run_dir"])
+    except timeline.TimelineError as e:
+        return {"error": str(e)}
+    timeline.write_summary(row["run_dir"], summary)
+    return summary
+
+
+def format_timelines(rows: list[dict]) -> str:
+    from seed.bench.timeline import format_summary
+    return "\n\n".join(f"[{r['run']}] " + (f"no timeline: {r['timeline']['error']}"
+                                          if "error" in r["timeline"]
+                                          else format_summary(r["timeline"]))
+                        for r in rows if r.get("timeline") is not None)
+
+
 def run_compare(config: Config, mode: str, seconds: float, out_dir: Path,
                 log_interval_s: float | None = 1.0, command: list[str] | None = None,
-                echo=print, budget: str = "steady") -> dict:
-    """Three runs (SEED, IMPALA, SEED) into ``out_dir``; returns what compare.json holds."""
+                echo=print, budget: str = "steady", timeline: bool = False) -> dict:
+    """Three runs (SEED, IMPALA, SEED) into ``out_dir``; returns what compare.json holds.
+
+    ``timeline`` (or ``transport.timeline`` set in ``config``): the SEED runs record a
+    per-cycle timeline, and each SEED row gets its ``seed timeline`` summary under
+    ``timeline``; the returned ``table`` ends with their breakdowns."""
     from seed.metrics.machine import machine_facts
 
     values = base_config(config, mode, seconds, log_interval_s, budget)
@@ -363,8 +389,15 @@ def run_compare(config: Config, mode: str, seconds: float, out_dir: Path,
     config_path = out_dir / "base_config.json"
     config_path.write_text(json.dumps(values, indent=2))
     cores = usable_cores()
-    rows = [run_one(config_path, values["seconds"], arch, out_dir / f"{arch}-{i}", seconds,
-                    mode == "train", cores, echo, budget) for arch, i in SCHEDULE]
+    timeline = timeline or bool(values["transport"].get("timeline"))
+    rows = []
+    for arch, i in SCHEDULE:
+        recorded = timeline and arch == "seed"  # IMPALA has no lock-step cycle to time
+        rows.append(run_one(config_path, values["seconds"], arch, out_dir / f"{arch}-{i}",
+                            seconds, mode == "train", cores, echo, budget,
+                            ("--set", "transport.timeline=true") if recorded else ()))
+        if recorded:
+            rows[-1]["timeline"] = timeline_of(rows[-1])
     summary = summarise(rows)
     roof = ceiling_fractions(roofline_path(values["env"], values["network"]), mode, summary,
                              values)
@@ -379,4 +412,6 @@ def run_compare(config: Config, mode: str, seconds: float, out_dir: Path,
     write_csv(out_dir / "compare.csv", rows, COLUMNS)
     (out_dir / "compare.json").write_text(json.dumps(result, indent=2, default=str))
     result["table"] = format_table(rows, summary, roof, mode)
+    if timeline:
+        result["table"] += "\n\n" + format_timelines(rows)
     return result

@@ -73,7 +73,7 @@ OLD_COLUMNS = {
 NOT_LEARNING = frozenset({
     "logdir", "progress", "frames", "seconds", "arch", "benchmark", "seed", "log_interval_s",
     "checkpoint_interval_s", "stream_idle_timeout_s", "tls_cert_file", "tls_key_file",
-    "tls_ca_file", "auth_token_file"})
+    "tls_ca_file", "auth_token_file", "timeline"})
 
 
 def learning_settings(config: dict) -> str:

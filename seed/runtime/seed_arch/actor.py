@@ -26,6 +26,7 @@ import uuid
 
 import numpy as np
 
+from seed.metrics import timeline as timeline_lib
 from seed.runtime.actor_envs import ActorEnvs
 from seed.runtime.actor_process import actor_envs_for, run_actor_loop, spec_config
 from seed.runtime.seed_arch import transport
@@ -43,15 +44,27 @@ def run_actor(address: str, task: int, max_steps: int = 0, log_interval_s: float
 
     ``security``: a ClientSecurity (auth token, TLS CA) or None."""
     steps = {"n": 0}
+    recorded = {}  # with transport.timeline: the ActorTimeline and the run dir to write it to
 
     def build(spec):
-        return {"envs": actor_envs_for(spec, task),
-                "splits": transport.actor_splits(spec_config(spec))}
+        config = spec_config(spec)
+        splits = transport.actor_splits(config)
+        if config.transport.timeline:
+            recorded.update(logdir=config.logdir, timeline=timeline_lib.ActorTimeline(
+                task, {"actor_splits": splits, "envs_per_actor": config.envs_per_actor},
+                max_steps=timeline_lib.MAX_BATCHES * splits))
+        return {"envs": actor_envs_for(spec, task), "splits": splits}
 
     def session(stub, parts):
-        _stream(stub, task, parts["envs"], parts["splits"], steps, max_steps, log_interval_s)
+        _stream(stub, task, parts["envs"], parts["splits"], steps, max_steps, log_interval_s,
+                recorded.get("timeline"))
 
-    return run_actor_loop(address, task, "seed", build, session, security)
+    try:
+        return run_actor_loop(address, task, "seed", build, session, security)
+    finally:
+        if recorded:
+            timeline_lib.write_into(recorded["timeline"], recorded["logdir"],
+                                    timeline_lib.ACTOR_FILE.format(task=task))
 
 
 class _GroupStream:
@@ -93,7 +106,8 @@ class _GroupStream:
         self._responses.cancel()
 
 
-def _stream(stub, task, actor_envs: ActorEnvs, splits: int, steps, max_steps, log_interval_s):
+def _stream(stub, task, actor_envs: ActorEnvs, splits: int, steps, max_steps, log_interval_s,
+            timeline=None):
     run_id = uuid.uuid4().hex
     groups = []
     try:
@@ -117,14 +131,20 @@ def _stream(stub, task, actor_envs: ActorEnvs, splits: int, steps, max_steps, lo
         for group in groups:  # every group's first request goes out at once
             group.send(request(group, reward[group.indices], done[group.indices],
                                obs[group.indices], []))
+            if timeline is not None:
+                timeline.step(group.env_ids[0], np.nan, np.nan, time.perf_counter())
         t_log, steps_at_log = time.monotonic(), steps["n"]
         while not max_steps or steps["n"] < max_steps:
             for group in groups:  # step one group while the others wait on the learner
                 actions = group.receive_actions()
-                group.action_latency_ms = (time.perf_counter() - group.observed_at) * 1000.0
+                received = time.perf_counter()
+                group.action_latency_ms = (received - group.observed_at) * 1000.0
                 reward, done, obs, episodes = actor_envs.step(actions, group.indices)
                 group.observed_at = time.perf_counter()
                 group.send(request(group, reward, done, obs, episodes))
+                if timeline is not None:
+                    timeline.step(group.env_ids[0], received, group.observed_at,
+                                  time.perf_counter())
                 steps["n"] += len(group.indices)
             now = time.monotonic()
             if now - t_log >= log_interval_s:

@@ -10,6 +10,7 @@ import numpy as np
 
 from seed.inference.batcher import Batch, BatcherClosed, InferenceBatcher
 from seed.inference.env_runs import EnvRuns
+from seed.metrics import timeline as timeline_lib
 from seed.runtime.learner_core import LearnerCore
 from seed.runtime.seed_arch import transport
 from seed.runtime.service import LearnerService
@@ -28,7 +29,8 @@ log = logging.getLogger(__name__)
 class ActorStep:
     """One validated StepRequest: a single actor's envs at one step."""
 
-    __slots__ = ("actor_id", "run_id", "env_ids", "reward", "done", "observation")
+    __slots__ = ("actor_id", "run_id", "env_ids", "reward", "done", "observation",
+                 "timeline_index")
 
     def __init__(self, actor_id, run_id, env_ids, reward, done, observation):
         self.actor_id = actor_id
@@ -37,6 +39,7 @@ class ActorStep:
         self.reward = reward
         self.done = done
         self.observation = observation
+        self.timeline_index = -1  # its row in the learner's timeline, when one is recorded
 
 
 class SeedLearnerService(LearnerService):
@@ -58,6 +61,18 @@ class SeedLearnerService(LearnerService):
         self.streams = StreamRegistry(transport.max_streams(config),
                                       config.transport.stream_idle_timeout_s,
                                       what="StreamSteps stream")
+        # None unless config.transport.timeline: every stamp below is behind that check
+        self.timeline = self._new_timeline(config) if config.transport.timeline else None
+
+    def _new_timeline(self, config) -> timeline_lib.LearnerTimeline:
+        splits = transport.actor_splits(config)
+        return timeline_lib.LearnerTimeline(
+            {"actors": config.actors, "envs_per_actor": config.envs_per_actor,
+             "actor_splits": splits,
+             "inference_batch_size": transport.inference_batch_size(config),
+             "lockstep": transport.serve_runs_in_lockstep(config), "train": config.train,
+             "frames_per_step": self.core.env_spec.frames_per_step},
+            requests_per_batch=config.actors * splits)
 
     def _message_limits(self) -> limits_lib.MessageLimits:
         """A StepRequest carries at most one actor's envs; replies are actions and the spec."""
@@ -89,12 +104,18 @@ class SeedLearnerService(LearnerService):
 
     def _serve_stream(self, slot, request_iterator, context):
         stats = self.core.stats
+        tl = self.timeline
         for request in self.streams.requests(slot, request_iterator):
+            if tl is not None:
+                t_in = time.perf_counter()
             reject_undecodable(request, context)
             try:
                 step = self._decode(request)
             except wire.WireError as e:
                 context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(e))
+            if tl is not None:
+                step.timeline_index = tl.request(step.actor_id, int(step.env_ids[0]), t_in,
+                                                 time.perf_counter())
             if slot.keys is None:
                 self.streams.claim(slot, step.env_ids.tolist())
             # 0 on a stream's first request: no step before it
@@ -102,11 +123,19 @@ class SeedLearnerService(LearnerService):
             for ep in request.episodes:
                 stats.add_episode(ep.env_id, request.actor_id, ep.episode_return,
                                   ep.episode_length, self._is_eval_env(ep.env_id))
+            if tl is not None:
+                tl.mark(step.timeline_index, timeline_lib.SUBMITTED, time.perf_counter())
             try:
                 actions = self.batcher(step, len(step.env_ids))
             except BatcherClosed:
                 context.abort(grpc.StatusCode.UNAVAILABLE, "the learner is shutting down")
-            yield pb2.StepResponse(action=wire.encode(actions))
+            if tl is None:
+                yield pb2.StepResponse(action=wire.encode(actions))
+                continue
+            tl.mark(step.timeline_index, timeline_lib.WOKEN, time.perf_counter())
+            response = pb2.StepResponse(action=wire.encode(actions))
+            tl.mark(step.timeline_index, timeline_lib.YIELDED, time.perf_counter())
+            yield response
 
     def _decode(self, request) -> ActorStep:
         env_ids = np.asarray(request.env_ids, np.int64)
@@ -133,6 +162,9 @@ class SeedLearnerService(LearnerService):
         """Infer one batch of actor steps, answer the actors, then extend the unrolls."""
         steps: list[ActorStep] = batch.requests
         agent = self.core.agent
+        tl = self.timeline
+        if tl is not None:
+            t_wake = time.perf_counter()  # the batcher released the batch to this thread
         fresh = [self.runs.begin(s.env_ids, s.run_id) for s in steps]
         fresh = np.concatenate(fresh) if len(fresh) > 1 else fresh[0]
         if len(fresh):  # a new run: its envs start from the initial state, no half unroll
@@ -146,12 +178,18 @@ class SeedLearnerService(LearnerService):
         first_state = agent.read_core_state(env_ids[first]) if first.any() else ()
         t0 = time.perf_counter()
         action, agent_output = agent.infer(env_ids, prev_action, env_output)
-        self.core.stats.add_learner_inference_time((time.perf_counter() - t0) * 1000.0)
+        t1 = time.perf_counter()
+        self.core.stats.add_learner_inference_time((t1 - t0) * 1000.0)
         action = np.asarray(action, np.int32)
         self.runs.prev_action[env_ids] = action
 
         bounds = np.cumsum([len(s.env_ids) for s in steps])[:-1]
-        batch.reply(np.split(action, bounds))  # each actor its own envs' actions
+        replies = np.split(action, bounds)  # each actor its own envs' actions
+        if tl is not None:
+            t_reply = time.perf_counter()
+        batch.reply(replies)
+        if tl is not None:
+            t_replied = time.perf_counter()
 
         try:  # the actors have their actions: count the steps, extend the unrolls
             self.core.stats.add_env_steps(len(env_ids))
@@ -162,6 +200,9 @@ class SeedLearnerService(LearnerService):
         except BaseException as e:
             self.core.fail("unroll assembly", e)
             raise
+        if tl is not None:
+            tl.batch([s.timeline_index for s in steps], len(env_ids), t_wake, t0, t1, t_reply,
+                     t_replied, time.perf_counter())
 
     def take_batch_stats(self) -> float | None:
         """Mean envs per inference batch since the last call."""
@@ -169,8 +210,12 @@ class SeedLearnerService(LearnerService):
         return rows / batches if batches else None
 
     def close(self) -> None:
+        """Stop serving; then write the timeline, if one was recorded, into the run dir."""
         self.streams.close()
         self.batcher.close()
+        if self.timeline is not None:
+            timeline_lib.write_into(self.timeline, self.core.config.logdir,
+                                    timeline_lib.LEARNER_FILE)
 
 
 def _concatenate(steps: list[ActorStep]) -> tuple[np.ndarray, EnvOutput]:
