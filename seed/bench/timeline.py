@@ -114,6 +114,14 @@ def load(run_dir) -> tuple[dict, dict, list[tuple[dict, dict]]]:
                             f"{rec.LEARNER_FILE} (an actor writes one when it stops, into "
                             "the run directory of its own host)")
     actors = [_load(p, "seed-timeline-actor", _ACTOR_ARRAYS) for p in actor_paths]
+    missing = sorted(set(int(a) for a in np.unique(learner["request_actor"]) if a >= 0)
+                     - {int(m["task"]) for m, _ in actors})
+    if missing:
+        names = ", ".join(rec.ACTOR_FILE.format(task=t) for t in missing)
+        raise TimelineError(f"{run_dir}: no {names}, though the learner served "
+                            f"actor{'s' if len(missing) > 1 else ''} "
+                            f"{', '.join(map(str, missing))} (an actor writes its file when "
+                            "its stream ends; one killed before that writes none)")
     return meta, learner, actors
 
 

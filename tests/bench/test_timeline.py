@@ -159,7 +159,7 @@ def test_bad_input_is_named_in_one_line(tmp_path, capsys):
     write_lockstep(run)
     learner = run / rec.LEARNER_FILE
     actor0 = run / rec.ACTOR_FILE.format(task=0)
-    good = learner.read_bytes()
+    good, actor0_bytes = learner.read_bytes(), actor0.read_bytes()
     learner.write_text("not a zip")
     _one_line_error(run, str(learner), "not a SEED timeline")
     np.savez(learner, weights=np.zeros(3))  # someone else's npz (np.savez adds no suffix)
@@ -174,6 +174,9 @@ def test_bad_input_is_named_in_one_line(tmp_path, capsys):
     learner.write_bytes(good)
     actor0.write_text("")
     _one_line_error(run, str(actor0), "not a SEED timeline")
+    actor0.write_bytes(actor0_bytes)
+    (run / rec.ACTOR_FILE.format(task=1)).unlink()  # one actor killed before it wrote
+    _one_line_error(run, "no timeline-actor-1.npz", "served actor 1")
     for p in run.glob("timeline-actor-*.npz"):
         p.unlink()
     _one_line_error(run, "no timeline-actor-<task>.npz")

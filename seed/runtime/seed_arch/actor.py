@@ -56,15 +56,15 @@ def run_actor(address: str, task: int, max_steps: int = 0, log_interval_s: float
         return {"envs": actor_envs_for(spec, task), "splits": splits}
 
     def session(stub, parts):
-        _stream(stub, task, parts["envs"], parts["splits"], steps, max_steps, log_interval_s,
-                recorded.get("timeline"))
+        try:
+            _stream(stub, task, parts["envs"], parts["splits"], steps, max_steps,
+                    log_interval_s, recorded.get("timeline"))
+        finally:  # the stream ended (the learner stopped first): a later kill loses nothing
+            if recorded:
+                timeline_lib.write_into(recorded["timeline"], recorded["logdir"],
+                                        timeline_lib.ACTOR_FILE.format(task=task))
 
-    try:
-        return run_actor_loop(address, task, "seed", build, session, security)
-    finally:
-        if recorded:
-            timeline_lib.write_into(recorded["timeline"], recorded["logdir"],
-                                    timeline_lib.ACTOR_FILE.format(task=task))
+    return run_actor_loop(address, task, "seed", build, session, security)
 
 
 class _GroupStream:
