@@ -44,6 +44,8 @@ help:  ## list the targets
 	@echo
 	@echo "benchmarks: $(BENCHMARKS)"
 	@echo "overrides:  FRAMES=  SECONDS=  ACTORS=  ENVS=  MODE=train|serve  COMPARE_SECONDS=60"
+	@echo "            TIMELINE=1 (compare: where SEED's lock-step cycles go, seed timeline)"
+	@echo "            IDLE_POLL=1 (compare, roofline: idle cores poll, cpu_idle_poll; root)"
 
 setup: $(STAMP)
 
@@ -87,11 +89,13 @@ $(addsuffix -impala,$(BENCHMARKS)): %-impala: setup
 $(addprefix compare-,$(BENCHMARKS)): compare-%: setup
 	$(SEED) compare --config experiments/$*.yaml --mode $(MODE) \
 	    --seconds $(or $(SECONDS),$(COMPARE_SECONDS)) --logdir results/compare-$*/$(MODE)-$(RUN_ID) \
-	    $(if $(ACTORS),--actors $(ACTORS)) $(if $(ENVS),--envs-per-actor $(ENVS))
+	    $(if $(ACTORS),--actors $(ACTORS)) $(if $(ENVS),--envs-per-actor $(ENVS)) \
+	    $(if $(TIMELINE),--timeline) $(if $(IDLE_POLL),--set cpu_idle_poll=true)
 	$(PY) -m seed.plots.compare results/compare-$*/$(MODE)-$(RUN_ID)
 
 $(addprefix roofline-,$(BENCHMARKS)): roofline-%: setup
-	$(SEED) roofline --config experiments/$*.yaml $(if $(SECONDS),--seconds $(SECONDS))
+	$(SEED) roofline --config experiments/$*.yaml $(if $(SECONDS),--seconds $(SECONDS)) \
+	    $(if $(IDLE_POLL),--set cpu_idle_poll=true)
 
 # Where the SEED learner's time goes: a sampling profile (py-spy, every thread) of a serve-mode
 # run, written as a flame graph next to the run's own metrics.

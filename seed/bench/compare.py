@@ -63,8 +63,11 @@ STARTUP_ALLOWANCE_S = 300.0  # a run that takes its config.seconds + this is kil
 WARMUP_CAP_S = 240.0  # budget=steady: longest warm-up a run may take
 
 
-def roofline_path(env: str, network: str) -> Path:
-    return Path("results") / "roofline" / f"{env.replace(':', '_')}_{network}.json"
+def roofline_path(env: str, network: str, cpu_idle_poll: bool = False) -> Path:
+    """Where ``seed roofline`` writes, and ``seed compare`` reads, the roofline of an env
+    and network (measured with idle cores polling: its own file, as compares run so)."""
+    suffix = "-idlepoll" if cpu_idle_poll else ""
+    return Path("results") / "roofline" / f"{env.replace(':', '_')}_{network}{suffix}.json"
 
 
 def default_dir(config: Config) -> Path:
@@ -263,6 +266,8 @@ def ceiling_fractions(path: Path, mode: str, summary: dict, config: dict) -> dic
     out = {"path": str(path), "mode": mode, "roofline_config": roof.get("config", {})}
     mismatched = [k for k in ("actors", "envs_per_actor", "unroll_length", "batch_size")
                   if k in roof.get("config", {}) and roof["config"][k] != config.get(k)]
+    if bool(roof.get("config", {}).get("cpu_idle_poll")) != bool(config.get("cpu_idle_poll")):
+        mismatched.append("cpu_idle_poll")  # rooflines before it existed measured without
     if roof.get("network") != config.get("network") or \
             full_network_kwargs(roof.get("network", ""), roof.get("network_kwargs") or {}) != \
             full_network_kwargs(config.get("network", ""), config.get("network_kwargs") or {}):
@@ -399,8 +404,9 @@ def run_compare(config: Config, mode: str, seconds: float, out_dir: Path,
         if recorded:
             rows[-1]["timeline"] = timeline_of(rows[-1])
     summary = summarise(rows)
-    roof = ceiling_fractions(roofline_path(values["env"], values["network"]), mode, summary,
-                             values)
+    roof = ceiling_fractions(roofline_path(values["env"], values["network"],
+                                           bool(values.get("cpu_idle_poll"))),
+                             mode, summary, values)
     result = {
         "command": command or sys.argv, "mode": mode, "seconds": seconds, "budget": budget,
         "cores": cores, "machine": machine_facts(), "config": values,

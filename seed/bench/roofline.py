@@ -300,6 +300,14 @@ def build_agent(config: Config):
 
 def run_roofline(config: Config, seconds: float = 10.0, processes: int | None = None,
                  echo=print) -> dict:
+    """Every measurement of the module doc, for ``config``'s env, network and shape (idle
+    cores polling throughout when ``config.cpu_idle_poll``, as in a run of it)."""
+    from seed.runtime import cpu_idle
+    with cpu_idle.idle_polling(config.cpu_idle_poll):
+        return _measure_all(config, seconds, processes, echo)
+
+
+def _measure_all(config: Config, seconds: float, processes: int | None, echo) -> dict:
     from seed.runtime import architectures
     from seed.runtime.seed_arch import transport as seed_transport
     architectures.validate(config)
@@ -368,7 +376,8 @@ def run_roofline(config: Config, seconds: float = 10.0, processes: int | None = 
         "env": config.env, "network": config.network, "network_kwargs": config.network_kwargs,
         "agent": config.agent,
         "config": {k: getattr(config, k) for k in (
-            "actors", "envs_per_actor", "unroll_length", "batch_size", "env_kwargs")}
+            "actors", "envs_per_actor", "unroll_length", "batch_size", "env_kwargs",
+            "cpu_idle_poll")}
         | {k: getattr(config.transport, k) for k in ("actor_splits", "inference_batch_size")},
         "seed_batch": seed_batch, "impala_batch": impala_batch,
         "cores": cores, "frames_per_step": frames_per_step, "seconds_per_measurement": seconds,
@@ -437,13 +446,10 @@ def format_roofline(r: dict) -> str:
     return "\n".join(lines)
 
 
-def default_out(env: str, network: str) -> Path:
-    from seed.bench.compare import roofline_path
-    return roofline_path(env, network)
-
-
 def write_roofline(result: dict, out: str | Path | None) -> Path:
-    path = Path(out) if out else default_out(result["env"], result["network"])
+    from seed.bench.compare import roofline_path
+    path = Path(out) if out else roofline_path(
+        result["env"], result["network"], result["config"].get("cpu_idle_poll", False))
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(result, indent=2))
     return path

@@ -53,6 +53,11 @@ class Config:
     ray_address: str = ""
     learner_on_gpu_node: bool = False  # with launcher ray: the learner as a Ray actor, 1 GPU
 
+    # The machine.
+    cpu_idle_poll: bool = False  # hold a CPU wake-up latency request of 0 us for the run
+    #                              (/dev/cpu_dma_latency, root): idle cores poll instead of
+    #                              halting, machine-wide; seed/runtime/cpu_idle.py
+
     # Components.
     transport: TransportConfig = dataclasses.field(default_factory=TransportConfig)
     # The run's agent's settings, of its class in AGENT_CONFIGS; None: that class's defaults.

@@ -33,7 +33,7 @@ from seed.config import (Config, ConfigError, config_paths, from_paths, from_sav
 from seed.launch.base import Launcher
 from seed.metrics.machine import learner_device, machine_facts
 from seed.metrics.writer import MetricsWriter
-from seed.runtime import architectures, checkpoint
+from seed.runtime import architectures, checkpoint, cpu_idle
 from seed.runtime.learner_core import EnvSpec, LearnerCore
 from seed.runtime.service import LearnerService
 from seed.transport.channel import start_server, unix_socket_path
@@ -174,6 +174,8 @@ def train(config: Config, resume_dir: str | None = None, given: dict | None = No
     actor on a GPU node of the cluster, which runs :func:`train_here` there.
     """
     architectures.validate(config)
+    if config.cpu_idle_poll:
+        cpu_idle.check()  # before a run directory is made
     if config.learner_on_gpu_node:
         from seed.launch import ray_launcher
         if config.launcher != "ray":
@@ -199,7 +201,7 @@ def train_here(config: Config, resume_dir: str | None = None,
     learner = _Learner(config, core, run_dir)
     record = _RunRecord(config, core, learner.service, run_dir, counters)
     error: BaseException | None = None
-    with _StopSignals() as stop:
+    with cpu_idle.idle_polling(config.cpu_idle_poll), _StopSignals() as stop:
         try:
             learner.start(device)
             _tick_loop(config, learner, record, stop.event)

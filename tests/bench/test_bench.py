@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+from pathlib import Path
 
 import pytest
 
@@ -140,6 +141,9 @@ def test_roofline_json_and_ceiling_formula(tmp_path):
     other = dict(cfg.to_json(), network_kwargs={"hidden_sizes": [512, 512]})
     assert compare.ceiling_fractions(path, "serve", summary, other)["mismatched"] == \
         ["network_kwargs"]
+    polled = dict(cfg.to_json(), cpu_idle_poll=True)  # measured with halting cores
+    assert compare.ceiling_fractions(path, "serve", summary, polled)["mismatched"] == \
+        ["cpu_idle_poll"]
     # SEED's steps in turn: inference of the batch of all 4 envs, both actors' 2 steps
     # (one process per core at most), the data path's cycle
     lock = r["seed_lockstep_serve"]
@@ -269,3 +273,10 @@ def test_alternate_runs_the_timers_in_turns_and_sums_their_blocks():
     assert r["env_steps_per_train_step"] == 5
     with pytest.raises(ValueError, match="rounds must be at least 1"):
         alternate({}, 1.0, 0)
+
+
+def test_a_roofline_measured_with_idle_cores_polling_has_its_own_default_file():
+    assert compare.roofline_path("atari:Pong", "nature_cnn") == \
+        Path("results/roofline/atari_Pong_nature_cnn.json")
+    assert compare.roofline_path("atari:Pong", "nature_cnn", cpu_idle_poll=True) == \
+        Path("results/roofline/atari_Pong_nature_cnn-idlepoll.json")
