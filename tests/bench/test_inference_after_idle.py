@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -31,3 +32,14 @@ def test_rejects_bad_arguments():
     out = _run("--calls", "2")
     assert out.returncode == 2
     assert "--calls >= 10" in out.stderr
+
+
+def test_with_idle_cores_polling_or_a_one_line_refusal_where_it_cannot():
+    out = _run("--config", "experiments/toy_catch.yaml", "--batch", "2", "--calls", "10",
+               "--gap-ms", "1", "--cpu-idle-poll")
+    if os.access("/dev/cpu_dma_latency", os.W_OK):
+        assert out.returncode == 0, out.stderr
+        assert "ms per call (p50), idle cores polling" in out.stdout
+    else:
+        assert out.returncode == 2
+        assert "cpu_idle_poll: cannot open /dev/cpu_dma_latency" in out.stderr
