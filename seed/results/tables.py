@@ -58,9 +58,11 @@ def final_returns(runs: list[Run]) -> pd.DataFrame:
             .reset_index())
 
 
-#: The data-path options (README: off by default): a compare whose runs set one otherwise
-#: than the config default is told apart on the ratio figure.
-DATA_PATH_OPTIONS = ("actor_splits", "jit_inference", "inference_batch_size")
+#: The options (off by default) a compare's runs may set, by which it is told apart on the
+#: ratio figure and in the report's throughput table: the data path's (README), and whether
+#: idle cores polled (``cpu_idle_poll``: it changes the machine the runs were timed on, so a
+#: compare with it is not a repeat of one without).
+COMPARE_OPTIONS = ("actor_splits", "jit_inference", "inference_batch_size", "cpu_idle_poll")
 
 
 def network_text(network: str, kwargs: dict | None) -> str:
@@ -72,7 +74,8 @@ def network_text(network: str, kwargs: dict | None) -> str:
 
 
 def options_text(config: dict) -> str:
-    """The data-path options a saved config sets otherwise than by default ("" for none)."""
+    """The :data:`COMPARE_OPTIONS` a saved config sets otherwise than by default ("" for
+    none)."""
     from seed.config import Config, ConfigError, field_values, saved_fields
     defaults = field_values(Config())
     try:
@@ -80,7 +83,7 @@ def options_text(config: dict) -> str:
     except (ConfigError, TypeError):
         values = config
     out = []
-    for name in DATA_PATH_OPTIONS:
+    for name in COMPARE_OPTIONS:
         value, default = values.get(name, defaults[name]), defaults[name]
         if value is not None and value != default:
             out.append(name if value is True else f"{name}={value}")

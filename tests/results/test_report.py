@@ -288,3 +288,55 @@ def test_the_docs_link_only_to_sections_the_report_has():
             assert anchor in anchors, f"{doc.name}: REPORT.md#{anchor} names no section"
             links += 1
     assert links
+
+
+# --------------------------------------------------------------------------- compares with
+# runs in them, as seed compare writes them (each run's config.json made from the compare's)
+
+def _compare_run(d: Path, arch: str, config: dict) -> Path:
+    """A run folder of a compare: its config.json (the compare's config, this ``arch``),
+    one metrics row and no episodes."""
+    d.mkdir(parents=True)
+    (d / "config.json").write_text(json.dumps(
+        {"config": {**config, "arch": arch, "train": False}, "architecture": arch,
+         "frames_per_step": 1}))
+    with (d / "metrics.csv").open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["wall_time", "env_steps", "env_frames", "fps", "learner_steps",
+                    "learner_fps", "episodes", "episode_return"])
+        w.writerow([10.0, 1000, 1000, 100.0, 0, 0.0, 0, ""])
+    (d / "episodes.csv").write_text("wall_time,env_frames,episode_return,episode_length\n")
+    return d
+
+
+def _compare(d: Path, config: dict | None = None) -> Path:
+    """A serve compare (SEED 100 frames/s, IMPALA 50) of toy_catch with its three runs; the
+    runs' config.json and the compare's hold ``config`` over the benchmark's."""
+    config = {"benchmark": "toy_catch", "env": "toy:catch", "network": "mlp",
+              **(config or {})}
+    d.mkdir(parents=True)
+    with (d / "compare.csv").open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["run", "arch", "fps"])
+        for run, arch, fps in (("seed-1", "seed", 100.0), ("impala-1", "impala", 50.0),
+                               ("seed-2", "seed", 100.0)):
+            w.writerow([run, arch, fps])
+            _compare_run(d / run, arch, config)
+    (d / "base_config.json").write_text(json.dumps(config))
+    (d / "compare.json").write_text(json.dumps(
+        {"mode": "serve", "fps_ratio": 2.0, "config": config}))
+    return d
+
+
+def test_a_compare_with_idle_cores_polling_says_so_in_its_options(tmp_path):
+    root = tmp_path / "results"
+    _compare(root / "compare-toy_catch/serve-plain")
+    _compare(root / "compare-toy_catch/serve-idlepoll", {"cpu_idle_poll": True})
+    _compare(root / "compare-toy_catch/serve-idlepoll-jit",
+             {"cpu_idle_poll": True, "jit_inference": True})
+    problems = report.build(root, root / "REPORT.md")
+    assert problems == []
+    rows = _rows((root / "REPORT.md").read_text(), "toy_catch throughput")
+    assert [rows[f"compare-toy_catch/serve-{name}"][3]
+            for name in ("plain", "idlepoll", "idlepoll-jit")] == [
+        "-", "cpu_idle_poll", "jit_inference, cpu_idle_poll"]
