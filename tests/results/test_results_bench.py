@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from tests.support.results_tree import BENCH, make_tree
+from tests.support.results_tree import BENCH, make_compare, make_timeline, make_tree
 
 from seed.results import bench, files
 
@@ -101,3 +101,62 @@ def test_committed_compares_load_with_their_old_columns_converted():
         np.testing.assert_array_equal(df["action_latency_p50_ms"].to_numpy()[seed_rows],
                                       raw["latency_p50_ms"].to_numpy()[seed_rows])
         assert df["action_latency_p50_ms"][~seed_rows].isna().all()
+
+
+def test_a_compares_timelines_are_its_seed_runs(tmp_path):
+    d = make_compare(tmp_path / "serve-1", "serve", 100.0, 50.0)
+    for run in ("seed-1", "seed-2", "impala-1"):
+        (d / run).mkdir()
+    make_timeline(d / "seed-2")
+    make_timeline(d / "impala-1")  # not a SEED run's: IMPALA has no lock-step cycle
+    [df] = [bench.load_compare(p) for p in bench.find_compare_files(tmp_path)]
+    [path] = bench.find_timeline_files(df)
+    assert path == d / "seed-2" / "timeline.json"
+    t = bench.load_timeline(path)
+    assert t["source"] == str(path) and t["cycles"] == 900 and t["interval"]["mean_ms"] == 13.0
+
+
+def _damage_timeline(summary: dict, how: str) -> str | list | dict:
+    """``summary`` (a timeline.json's mapping) damaged ``how``; text is written as it is."""
+    if how == "truncated":
+        return json.dumps(summary)[:80]
+    if how == "a list":
+        return [summary]
+    if how == "no cycles":
+        return {**summary, "cycles": 0}
+    if how == "no interval":
+        return {k: v for k, v in summary.items() if k != "interval"}
+    if how == "text frames/s":
+        return {**summary, "frames_per_s": "fast"}
+    if how == "a segment missing":
+        return {**summary, "segments": summary["segments"][1:]}
+    if how == "a segment unknown":
+        return {**summary, "segments": summary["segments"] + [{"name": "nap", "mean_ms": 1}]}
+    if how == "a segment twice":
+        return {**summary, "segments": summary["segments"] + summary["segments"][:1]}
+    if how == "a mean not a number":
+        segments = [dict(s) for s in summary["segments"]]
+        segments[3]["mean_ms"] = None
+        return {**summary, "segments": segments}
+    if how == "off path not a list":
+        return {**summary, "off_path": {"post-reply bookkeeping": 2.5}}
+    raise ValueError(how)
+
+
+@pytest.mark.parametrize("how, says", [
+    ("truncated", "not valid JSON"), ("a list", "expected a JSON object, got list"),
+    ("no cycles", "cycles is 0, not a count"), ("no interval", "interval.mean_ms is None"),
+    ("text frames/s", "frames_per_s is 'fast', not a number"),
+    ("a segment missing", "segments are not the 12 seed timeline writes (missing: "
+                          "pre-inference)"),
+    ("a segment unknown", "(unknown: nap)"), ("a segment twice", "segments names an entry twice"),
+    ("a mean not a number", "segment 'reply hand-off' mean_ms is None"),
+    ("off path not a list", "off_path is not a list of named entries")])
+def test_a_damaged_timeline_is_named_in_one_line(tmp_path, how, says):
+    path = make_timeline(tmp_path)
+    damaged = _damage_timeline(json.loads(path.read_text()), how)
+    path.write_text(damaged if isinstance(damaged, str) else json.dumps(damaged))
+    with pytest.raises(files.ResultsFileError) as e:
+        bench.load_timeline(path)
+    assert str(e.value).startswith(f"{path}: ") and says in str(e.value)
+    assert "\n" not in str(e.value)

@@ -1,8 +1,8 @@
 """Small, well-formed results trees for the tests of seed.results, the plots, the report
 and the notebooks: run directories (:func:`make_run`), compare outputs
 (:func:`make_compare`), a whole tree (:func:`make_tree`: one benchmark, two architectures,
-two seeds each, a compare, a sweep and a roofline file), and ways to damage a run
-directory (:func:`damage`)."""
+two seeds each, a compare, a sweep and a roofline file), a SEED run's ``timeline.json``
+(:func:`make_timeline`), and ways to damage a run directory (:func:`damage`)."""
 
 from __future__ import annotations
 
@@ -90,6 +90,36 @@ def make_compare(d: Path, mode: str, seed_fps: float, impala_fps: float,
         meta["config"] = config
     (d / "compare.json").write_text(json.dumps(meta))
     return d
+
+
+#: A lock-step cycle's segments (``seed timeline``'s names, in order) and their mean ms in
+#: :func:`make_timeline`'s file unless told otherwise: binary fractions, so sums are exact.
+#: Grouped as the report groups them: pre-inference 0.25, inference 5.5, reply 1.5, actor
+#: sim 4.75, request 1.0; 13.0 in all.
+TIMELINE_SEGMENTS_MS = {
+    "pre-inference": 0.25, "inference": 5.5, "post-inference": 0.125, "reply hand-off": 0.25,
+    "reply encode": 0.125, "reply transit": 1.0, "actor sim": 4.75, "actor encode+send": 0.25,
+    "request transit": 0.5, "decode": 0.125, "pre-submit": 0.0625, "batcher wake-up": 0.0625}
+
+
+def make_timeline(run_dir: Path, segments_ms: dict | None = None, cycles: int = 900,
+                  bookkeeping_ms: float | None = 2.5, batch_frames: int = 128) -> Path:
+    """A SEED run's ``timeline.json`` as ``seed timeline`` writes it, with only the fields
+    the report reads: ``cycles``, the segments' mean ms (:data:`TIMELINE_SEGMENTS_MS`, with
+    ``segments_ms`` over them), the interval (their sum), the frames/s it implies at
+    ``batch_frames`` a batch (32 envs x 4 frames), and the post-reply bookkeeping off the
+    path (None: no off-path entries)."""
+    assert set(segments_ms or {}) <= set(TIMELINE_SEGMENTS_MS), segments_ms
+    means = {**TIMELINE_SEGMENTS_MS, **(segments_ms or {})}
+    interval = sum(means.values())
+    summary = {"cycles": cycles, "interval": {"mean_ms": interval},
+               "frames_per_s": batch_frames / (interval / 1000.0),
+               "segments": [{"name": k, "mean_ms": v} for k, v in means.items()],
+               "off_path": ([] if bookkeeping_ms is None else
+                            [{"name": "post-reply bookkeeping", "mean_ms": bookkeeping_ms}])}
+    path = run_dir / "timeline.json"
+    path.write_text(json.dumps(summary, indent=2))
+    return path
 
 
 def make_tree(root: Path) -> Path:
