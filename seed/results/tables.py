@@ -1,7 +1,8 @@
 """The tables the figures and the report are drawn from: one row per run
 (:func:`runs_table`), final returns per benchmark and architecture, the SEED/IMPALA ratios of
-every compare (:func:`compare_ratios`) and each architecture's share of this machine's
-roofline ceiling (:func:`roofline_table`)."""
+every compare (:func:`compare_ratios`), each architecture's share of this machine's
+roofline ceiling (:func:`roofline_table`) and where SEED's lock-step cycles went in the
+compares that recorded a timeline (:func:`lockstep_cycles`)."""
 
 from __future__ import annotations
 
@@ -13,11 +14,12 @@ import pandas as pd
 
 from seed.results.bench import compare_config, load_compare_json, load_sweep
 from seed.results.curves import final_return
-from seed.results.files import ResultsFileError
+from seed.results.files import ResultsFileError, RunDirError
 from seed.results.run_dirs import (
     Run,
     evaluation_episodes,
     is_training_run,
+    load_config,
     run_mode,
     training_episodes,
 )
@@ -268,3 +270,57 @@ def before_after_pairs(compare_dirs) -> list[tuple[str, str]]:
         pairs += [(str(b), str(a)) for a in dirs if a.parent == b.parent and a != b
                   and a.name.replace("-rerun", "", 1) == target]
     return sorted(pairs)
+
+
+#: ``seed timeline``'s critical-path segments (:data:`seed.bench.timeline.SEGMENTS`) in the
+#: groups the report gives, in the cycle's order; each segment in one group, so the groups
+#: add up to the batch-to-batch interval as the segments do.
+CYCLE_GROUPS = (
+    ("pre-inference", ("pre-inference",)),
+    ("inference", ("inference",)),
+    ("reply", ("post-inference", "reply hand-off", "reply encode", "reply transit")),
+    ("actor sim", ("actor sim",)),
+    ("request", ("actor encode+send", "request transit", "decode", "pre-submit",
+                 "batcher wake-up")),
+)
+
+
+def _idle_poll(run_dir: Path) -> bool | None:
+    """Whether a run's idle cores polled: its config.json's ``cpu_idle_poll`` (False in a
+    run from before the field); None where the config.json cannot be read."""
+    try:
+        return bool(load_config(run_dir)["config"].get("cpu_idle_poll", False))
+    except RunDirError:
+        return None
+
+
+def lockstep_cycles(timelines: list[dict], order=()) -> pd.DataFrame:
+    """One row per SEED run's ``timeline.json`` (each a
+    :func:`seed.results.bench.load_timeline` mapping): its lock-step cycles in the
+    :data:`CYCLE_GROUPS`.
+
+    Columns: compare_dir, run (its folder), cpu_idle_poll (the run's config.json; None where
+    that cannot be read), cycles (matched), interval_ms (their mean batch-to-batch
+    interval), frames_per_s (the rate that interval implies, as seed timeline computed it),
+    one column per group (the sum of its segments' mean ms) and bookkeeping_ms (the learner's
+    post-reply bookkeeping, off the critical path; NaN where the file has none). Rows follow
+    the compare folders of ``order`` (others after them, by folder), then the run."""
+    rows = []
+    for t in timelines:
+        run_dir = Path(t["source"]).parent
+        segments = {s["name"]: float(s["mean_ms"]) for s in t["segments"]}
+        off = {o["name"]: float(o["mean_ms"]) for o in t.get("off_path", [])}
+        rows.append({
+            "compare_dir": str(run_dir.parent), "run": run_dir.name,
+            "cpu_idle_poll": _idle_poll(run_dir), "cycles": int(t["cycles"]),
+            "interval_ms": float(t["interval"]["mean_ms"]),
+            "frames_per_s": float(t["frames_per_s"]),
+            **{group: sum(segments[name] for name in names) for group, names in CYCLE_GROUPS},
+            "bookkeeping_ms": off.get("post-reply bookkeeping", float("nan")),
+        })
+    columns = ["compare_dir", "run", "cpu_idle_poll", "cycles", "interval_ms", "frames_per_s",
+               *[group for group, _ in CYCLE_GROUPS], "bookkeeping_ms"]
+    place = {str(d): i for i, d in enumerate(order)}
+    rows.sort(key=lambda r: (place.get(r["compare_dir"], len(place)), r["compare_dir"],
+                             r["run"]))
+    return pd.DataFrame(rows, columns=columns)

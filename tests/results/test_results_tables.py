@@ -6,8 +6,9 @@ import json
 import math
 
 import pytest
-from tests.support.results_tree import BENCH, make_compare, make_tree, write_csv
+from tests.support.results_tree import BENCH, make_compare, make_timeline, make_tree, write_csv
 
+from seed.bench.timeline import SEGMENTS
 from seed.results import bench, run_dirs, tables
 
 
@@ -112,3 +113,28 @@ def test_compare_details_and_before_after_pairs(tmp_path):
     assert tables.before_after_pairs(t.index) == [
         (str(d), str(tmp_path / "c" / "serve-after-x-1")),
         (str(d), str(tmp_path / "c" / "serve-after-x-rerun-1"))]
+
+
+def test_the_cycle_groups_hold_each_timeline_segment_once_in_order():
+    assert [name for _, names in tables.CYCLE_GROUPS for name in names] == [
+        name for name, _ in SEGMENTS]
+
+
+def test_lockstep_cycles_add_up_and_follow_the_compares_order(tmp_path):
+    runs = {}
+    for compare, run, idle in (("a", "seed-1", None), ("b", "seed-2", True),
+                               ("b", "seed-1", False)):
+        d = tmp_path / compare / run
+        d.mkdir(parents=True)
+        if idle is not None:  # a: no config.json, whether idle cores polled is not known
+            (d / "config.json").write_text(json.dumps(
+                {"config": {"cpu_idle_poll": idle}, "architecture": "seed"}))
+        runs[compare, run] = bench.load_timeline(make_timeline(d, {"decode": 0.625}))
+    t = tables.lockstep_cycles(list(runs.values()), [str(tmp_path / "b")])
+    assert list(zip(t["compare_dir"], t["run"])) == [
+        (str(tmp_path / "b"), "seed-1"), (str(tmp_path / "b"), "seed-2"),
+        (str(tmp_path / "a"), "seed-1")]
+    assert t["cpu_idle_poll"].tolist() == [False, True, None]
+    groups = [g for g, _ in tables.CYCLE_GROUPS]
+    assert t[groups].sum(axis=1).tolist() == t["interval_ms"].tolist() == [13.5] * 3
+    assert t["request"].tolist() == [1.5] * 3  # 0.25 + 0.5 + 0.625 + 0.0625 + 0.0625
