@@ -10,7 +10,9 @@ over the runs of one setting; the evaluation envs' too where ``references.yaml``
 ``evaluation_window``), the learning diagnostics each run ended with, the throughput of every
 ``seed compare`` (SEED/IMPALA ratio per mode and network, share of the roofline ceiling and of
 SEED's lock-step bound), what each compare's runs measured besides frames/s (cores busy, CPU
-per frame, action latency, batch and inference times), the before/after pairs among the
+per frame, action latency, batch and inference times), where SEED's lock-step cycles went in
+the compares that recorded a timeline (``seed compare --timeline``: each SEED run's
+``timeline.json``), the before/after pairs among the
 compares, the model-size sweeps, the roofline files (``results/roofline/*.json``: each cost
 measured alone, the ceilings, the agent against bare TensorFlow, SEED's data path and
 lock-step bound), and the published references beside them (``results/references.yaml``,
@@ -21,8 +23,8 @@ its anchor (``REPORT.md#atari_pong_vtrace-throughput``) stays put as runs are ad
 figure of this suite's is typed by hand: ``tests/results/test_report.py`` regenerates the report and
 fails when the committed one differs.
 
-A run directory that cannot be read, a compare file that is damaged, is named with its reason
-in one line and left out; a run with no ``summary.json`` is reported as not finished.
+A run directory that cannot be read, a compare file or timeline that is damaged, is named with
+its reason in one line and left out; a run with no ``summary.json`` is reported as not finished.
 """
 
 from __future__ import annotations
@@ -42,11 +44,13 @@ from seed.results.bench import (
     find_compare_files,
     find_roofline_files,
     find_sweep_files,
+    find_timeline_files,
     load_all,
     load_compare,
     load_compare_json,
     load_roofline,
     load_sweep,
+    load_timeline,
 )
 from seed.results.curves import final_return, first_reaching
 from seed.results.files import ResultsError, check_root
@@ -59,14 +63,18 @@ from seed.results.run_dirs import (
     training_episodes,
 )
 from seed.results.tables import (
+    CYCLE_GROUPS,
     before_after_pairs,
     compare_details,
     compare_ratios,
+    lockstep_cycles,
     network_text,
 )
 
 REFERENCES = "references.yaml"
 FIGURES = "report"  # folder beside REPORT.md
+#: docs/performance.md's section on ``seed timeline``, from REPORT.md in results/.
+TIMELINE_DOCS = "../docs/performance.md#where-a-lock-step-cycle-goes-seed-timeline"
 WINDOW = 100  # episodes in the mean that must reach a threshold, unless references.yaml says
 #: Learning diagnostics (metrics.csv columns) the report gives each run's last value of.
 END_DIAGNOSTICS = {"entropy": "entropy", "explained_variance": "explained variance",
@@ -317,6 +325,45 @@ def _change(before: float, after: float, fmt: str = ",.0f", percent: bool = True
     return text
 
 
+def _cycles_section(bench: str, compares: list[pd.DataFrame], timelines: list[dict],
+                    root: Path) -> list[str]:
+    """Each SEED run's lock-step cycles, where its compare recorded a timeline; [] where none
+    of ``compares`` did. Rows in the throughput table's order of the compares."""
+    dirs = {str(df["compare_dir"].iloc[0]) for df in compares}
+    mine = [t for t in timelines if str(Path(t["source"]).parent.parent) in dirs]
+    if not mine:
+        return []
+    table = lockstep_cycles(mine, compare_ratios(compares)["compare_dir"])
+    polled = {True: "yes", False: "no", None: "?"}
+    rows = [[_rel(r["compare_dir"], root), r["run"], polled[r["cpu_idle_poll"]],
+             _num(r["cycles"], ",d"), _num(r["interval_ms"], ".2f"), _num(r["frames_per_s"]),
+             *[_num(r[group], ".2f") for group, _ in CYCLE_GROUPS],
+             _num(r["bookkeeping_ms"], ".2f")]
+            for r in table.to_dict("records")]
+    return ([_heading(bench, "lock-step cycles"), "",
+             "Where SEED's lock-step cycles went, as `seed timeline` reads them from the "
+             "stamps the SEED runs of a `seed compare --timeline` recorded (each run's "
+             "`timeline.json`). A cycle runs from one batch's release to the inference thread "
+             "to the next batch's; its critical path runs through the actor whose request the "
+             "next batch waited for, in consecutive segments that add up to the cycle's "
+             "interval. idle cores polled = the run's `cpu_idle_poll` (no in a run from before "
+             "that field); cycles = the cycles matched (warm-up, the stop and cycles that were "
+             "not lock-step are left out); interval = their mean batch-to-batch interval, "
+             "frames/s = the rate it implies; then the mean ms a cycle of the segments, "
+             "grouped: pre-inference (the learner, batch released -> inference called), "
+             "inference (`agent.infer`), reply (post-inference, reply hand-off, reply encode, "
+             "reply transit: actions out -> the actor has them), actor sim (the actor stepping "
+             "its envs), request (actor encode+send, request transit, decode, pre-submit, "
+             "batcher wake-up: envs stepped -> the next batch released); these five add up to "
+             "the interval. Last, off the critical path: the learner's post-reply bookkeeping "
+             "(counting steps, extending unrolls, on its inference thread after the reply, "
+             "while the actors step), which still takes a core. What each segment spans: "
+             f"[docs/performance.md, Where a lock-step cycle goes]({TIMELINE_DOCS}).", ""]
+            + _table(["compare", "run", "idle cores polled", "cycles", "interval ms",
+                      "frames/s", *[f"{group} ms" for group, _ in CYCLE_GROUPS],
+                      "post-reply bookkeeping ms (off path)"], rows) + [""])
+
+
 def _before_after_section(bench: str, compares: list[pd.DataFrame], root: Path) -> list[str]:
     """Each before/after pair of compares (:func:`before_after_pairs`), side by side."""
     ratios = compare_ratios(compares).set_index("compare_dir")
@@ -559,10 +606,12 @@ def build(root, out) -> list[str]:
     compares, bad_files = load_all(root, find_compare_files, lambda p: load_compare(p, root))
     sweeps, bad_sweeps = load_all(root, find_sweep_files, lambda p: load_sweep(p, root))
     roofs, bad_roofs = load_all(root, find_roofline_files, load_roofline)
+    timelines, bad_timelines = load_all(
+        root, lambda _: [p for df in compares for p in find_timeline_files(df)], load_timeline)
     # The readers' reasons name files by the path they were given: make them relative to the
     # root, so the report reads the same wherever it is built from.
     problems = [f"{_rel(path, root)}: {why.replace(str(root) + os.sep, '')}"
-                for path, why in skipped + bad_files + bad_sweeps + bad_roofs]
+                for path, why in skipped + bad_files + bad_sweeps + bad_roofs + bad_timelines]
 
     training = [r for r in runs if is_training_run(r)]
     caveats: dict = {}  # from every run, compares' too: they ran on the same engine builds
@@ -594,6 +643,7 @@ def build(root, out) -> list[str]:
         if bench_compares:
             lines += _throughput_section(bench, bench_compares, root)
             lines += _details_section(bench, bench_compares, root)
+            lines += _cycles_section(bench, bench_compares, timelines, root)
             lines += _before_after_section(bench, bench_compares, root)
         bench_sweeps = [df for df in sweeps
                         if _benchmark(str(df["benchmark"].iloc[0])) == bench]

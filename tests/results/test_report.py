@@ -6,6 +6,8 @@ import json
 import re
 from pathlib import Path
 
+from tests.support.results_tree import make_timeline
+
 from seed import report
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -340,3 +342,79 @@ def test_a_compare_with_idle_cores_polling_says_so_in_its_options(tmp_path):
     assert [rows[f"compare-toy_catch/serve-{name}"][3]
             for name in ("plain", "idlepoll", "idlepoll-jit")] == [
         "-", "cpu_idle_poll", "jit_inference, cpu_idle_poll"]
+
+
+# --------------------------------------------------------------------------- lock-step cycles
+# (seed timeline's timeline.json in a compare's SEED run folders; tests/support/results_tree.py
+# gives each segment's mean ms: pre-inference 0.25, inference 5.5, reply 0.125 + 0.25 + 0.125
+# + 1.0, actor sim 4.75, request 0.25 + 0.5 + 0.125 + 0.0625 + 0.0625; 13.0 ms in all)
+
+def test_lockstep_cycles_per_seed_run_with_a_timeline(tmp_path):
+    root = tmp_path / "results"
+    plain = _compare(root / "compare-toy_catch/serve-a")  # a config from before cpu_idle_poll
+    make_timeline(plain / "seed-1")  # seed-2 recorded none: no row
+    polled = _compare(root / "compare-toy_catch/serve-b-idlepoll", {"cpu_idle_poll": True})
+    make_timeline(polled / "seed-1", cycles=1200)
+    make_timeline(polled / "seed-2", {"inference": 4.5, "reply transit": 0.75},
+                  bookkeeping_ms=None)
+    assert report.build(root, root / "REPORT.md") == []
+    text = (root / "REPORT.md").read_text()
+    section = _section(text, "toy_catch lock-step cycles")
+    [table] = _tables(section)
+    assert table[0] == ["compare", "run", "idle cores polled", "cycles", "interval ms",
+                        "frames/s", "pre-inference ms", "inference ms", "reply ms",
+                        "actor sim ms", "request ms", "post-reply bookkeeping ms (off path)"]
+    # 128 frames a batch (32 envs x 4) every 13 ms: 9,846 frames/s. seed-2 of serve-b: 1 ms
+    # less inference, 0.25 less reply transit: reply 1.25, 11.75 ms, 128 / 0.01175 = 10,894.
+    assert table[1:] == [
+        ["compare-toy_catch/serve-a", "seed-1", "no", "900", "13.00", "9,846",
+         "0.25", "5.50", "1.50", "4.75", "1.00", "2.50"],
+        ["compare-toy_catch/serve-b-idlepoll", "seed-1", "yes", "1,200", "13.00", "9,846",
+         "0.25", "5.50", "1.50", "4.75", "1.00", "2.50"],
+        ["compare-toy_catch/serve-b-idlepoll", "seed-2", "yes", "900", "11.75", "10,894",
+         "0.25", "4.50", "1.25", "4.75", "1.00", "-"]]
+    assert "`seed timeline`" in section and "add up to the interval" in section
+    assert f"]({report.TIMELINE_DOCS})" in section
+    # after what the compares measured, before the references
+    assert (text.index("### toy_catch inside the compares") < text.index(section)
+            < text.index("### toy_catch published references"))
+
+
+def test_no_lockstep_cycles_section_without_a_timeline(tmp_path):
+    root = tmp_path / "results"
+    d = _compare(root / "compare-toy_catch/serve-a")
+    make_timeline(d / "impala-1")  # IMPALA has no lock-step cycle: not a SEED run's timeline
+    assert report.build(root, root / "REPORT.md") == []
+    text = (root / "REPORT.md").read_text()
+    assert "### toy_catch throughput" in text and "lock-step cycles" not in text
+
+
+def test_a_damaged_timeline_is_named_in_one_line_and_the_rest_reported(tmp_path):
+    root = tmp_path / "results"
+    d = _compare(root / "compare-toy_catch/serve-a")
+    (d / "seed-1" / "timeline.json").write_text('{"cycles": 12, "segm')
+    make_timeline(d / "seed-2")
+    e = _compare(root / "compare-toy_catch/serve-b")
+    path = make_timeline(e / "seed-1")
+    summary = json.loads(path.read_text())
+    summary["segments"] = [s for s in summary["segments"] if s["name"] != "decode"]
+    path.write_text(json.dumps(summary))
+    problems = report.build(root, root / "REPORT.md")
+    assert len(problems) == 2 and not any("\n" in p for p in problems)
+    assert problems[0].startswith("compare-toy_catch/serve-a/seed-1/timeline.json: ")
+    assert "not valid JSON" in problems[0]
+    assert problems[1].startswith("compare-toy_catch/serve-b/seed-1/timeline.json: ")
+    assert "(missing: decode)" in problems[1] and str(root) not in problems[1]
+    text = (root / "REPORT.md").read_text()
+    assert all(f"- {p}" in text for p in problems)
+    rows = _rows(text, "toy_catch lock-step cycles")
+    assert [r[:2] for r in rows.values()] == [["compare-toy_catch/serve-a", "seed-2"]]
+    assert {"compare-toy_catch/serve-a", "compare-toy_catch/serve-b"} <= set(
+        _rows(text, "toy_catch throughput"))
+
+
+def test_the_lockstep_cycles_preface_links_to_a_section_of_the_performance_doc():
+    doc, anchor = report.TIMELINE_DOCS.split("#")
+    headings = [line.lstrip("#").strip() for line in (RESULTS / doc).read_text().splitlines()
+                if line.startswith("#")]
+    assert anchor in {re.sub(r"\s", "-", re.sub(r"[^\w\s-]", "", h.lower())) for h in headings}
