@@ -68,6 +68,9 @@ OFF_PATH = (
     ("sim, every actor", "each actor's env step, critical or not"),
 )
 
+#: What :func:`write_summary` writes into the run directory (the report reads it).
+SUMMARY_FILE = "timeline.json"
+
 _LEARNER_ARRAYS = ("request_index", "request_t", "request_actor", "request_key",
                    "request_batch", "batch_index", "batch_t", "batch_rows")
 _ACTOR_ARRAYS = ("step_index", "step_t", "step_key")
@@ -351,6 +354,6 @@ def format_summary(s: dict) -> str:
 
 
 def write_summary(run_dir, summary: dict) -> Path:
-    path = Path(run_dir) / "timeline.json"
+    path = Path(run_dir) / SUMMARY_FILE
     path.write_text(json.dumps(summary, indent=2))
     return path

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from seed.bench.timeline import SEGMENTS
+from seed.bench.timeline import SEGMENTS, SUMMARY_FILE
 from seed.results.files import ResultsFileError, check_root, read_csv, read_json
 from seed.results.run_dirs import benchmark_name, convert_old_columns
 
@@ -21,8 +21,6 @@ from seed.results.run_dirs import benchmark_name, convert_old_columns
 REQUIRED_COMPARE = ["arch", "run", "fps"]
 #: Columns a sweep.csv must have (one row per network size of ``seed compare --sweep-network``).
 REQUIRED_SWEEP = ["size", "seed_fps", "impala_fps"]
-#: What ``seed timeline`` writes into a SEED run's folder (``seed compare --timeline``).
-TIMELINE = "timeline.json"
 
 
 def find_compare_files(root) -> list[Path]:
@@ -127,11 +125,11 @@ def load_roofline(path) -> dict:
 
 
 def find_timeline_files(compare: pd.DataFrame) -> list[Path]:
-    """The :data:`TIMELINE` of each SEED run of a compare (a :func:`load_compare` frame) that
+    """The ``seed timeline`` summary (``timeline.json``) of each SEED run of a compare (a :func:`load_compare` frame) that
     has one: in the folder beside compare.csv that the run's row names, sorted."""
     d = Path(compare["compare_dir"].iloc[0])
     runs = set(compare.loc[compare["arch"] == "seed", "run"])
-    return sorted(p for p in (d / run / TIMELINE for run in runs) if p.exists())
+    return sorted(p for p in (d / run / SUMMARY_FILE for run in runs) if p.exists())
 
 
 def _number(path: Path, value, what: str) -> float:
