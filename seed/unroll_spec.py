@@ -9,6 +9,7 @@ and sized by it (:class:`seed.transport.unroll_codec.UnrollCodec`).
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import numpy as np
 
@@ -40,7 +41,7 @@ class UnrollSpec:
                    agent_output={k: ArraySpec(np.dtype(v.dtype).name, tuple(v.shape))
                                  for k, v in output.items()})
 
-    @property
+    @functools.cached_property  # read on every batch the builder appends
     def step(self) -> dict[str, ArraySpec]:
         """The leaves of one step, by name, each as one env holds it: the previous action,
         the reward, done, the observation, and each agent output (``agent_output[name]``)."""
