@@ -129,12 +129,11 @@ class SeedLearnerService(LearnerService):
                 actions = self.batcher(step, len(step.env_ids))
             except BatcherClosed:
                 context.abort(grpc.StatusCode.UNAVAILABLE, "the learner is shutting down")
-            if tl is None:
-                yield pb2.StepResponse(action=wire.encode(actions))
-                continue
-            tl.mark(step.timeline_index, timeline_lib.WOKEN, time.perf_counter())
+            if tl is not None:
+                tl.mark(step.timeline_index, timeline_lib.WOKEN, time.perf_counter())
             response = pb2.StepResponse(action=wire.encode(actions))
-            tl.mark(step.timeline_index, timeline_lib.YIELDED, time.perf_counter())
+            if tl is not None:
+                tl.mark(step.timeline_index, timeline_lib.YIELDED, time.perf_counter())
             yield response
 
     def _decode(self, request) -> ActorStep:
