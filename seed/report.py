@@ -52,7 +52,7 @@ from seed.results.bench import (
     load_sweep,
     load_timeline,
 )
-from seed.results.curves import final_return, first_reaching
+from seed.results.curves import final_return, first_reaching, goal_outcome
 from seed.results.files import ResultsError, check_root
 from seed.results.run_dirs import (
     Run,
@@ -193,6 +193,35 @@ def threshold_rows(runs: list[Run], thresholds: list[float], window: int = WINDO
     return rows
 
 
+def _goal_lines(bench: str, runs: list[Run], goal, window: int) -> list[str]:
+    """The benchmark's goal (``goal: {return, frames, why}`` in references.yaml) and, per
+    architecture, which runs met it, which missed it and which stopped before deciding it."""
+    try:
+        target, budget = float(goal["return"]), int(goal["frames"])
+        why = str(goal.get("why", "")).strip()
+    except (TypeError, KeyError, ValueError):
+        raise ReportError(f"{REFERENCES}: {bench}: goal needs a numeric return and frames, "
+                          f"as goal: {{return: 21, frames: 20000000, why: ...}}") from None
+    out = ["", f"Goal: a mean of {window} consecutive training episodes of {target:g} within "
+           f"{_frames(budget)} frames" + (f" ({why})" if why else "") + ". Per run: met (at "
+           "the frames it first did), missed (it ran past the budget without; where it got "
+           "there later, if it did) or open (it stopped short of the budget).", ""]
+    outcomes: dict = {}
+    for r in runs:
+        kind, frames = goal_outcome(training_episodes(r.episodes),
+                                    int(r.metrics["env_frames"].max()), target, budget, window)
+        note = r.run_id + (f" at {_frames(frames)}" if frames is not None else "")
+        if kind == "open":
+            note += f", stopped at {_frames(int(r.metrics['env_frames'].max()))}"
+        outcomes.setdefault(r.architecture, {"met": [], "missed": [], "open": []})[kind].append(
+            note)
+    rows = [[arch, str(sum(map(len, o.values())))] +
+            [f"{len(o[k])}" + (f" ({'; '.join(o[k])})" if o[k] else "")
+             for k in ("met", "missed", "open")]
+            for arch, o in sorted(outcomes.items())]
+    return out + _table(["architecture", "runs", "met", "missed", "open"], rows)
+
+
 def _last(metrics: pd.DataFrame, column: str) -> float | None:
     """The last logged value of a metrics column; None where it never had one."""
     if column not in metrics.columns:
@@ -248,6 +277,8 @@ def _learning_section(bench: str, runs: list[Run], refs: dict, root: Path,
                 "setting that reached it; [reached/runs].", ""]
         out += _table(["architecture", "runs", *[f"return {t:g}" for t in thresholds]],
                       threshold_rows(runs, thresholds, window))
+        if refs.get("goal") is not None:
+            out += _goal_lines(bench, runs, refs["goal"], window)
         if eval_window and any(len(evaluation_episodes(r.episodes)) for r in runs):
             out += ["", f"The same for the evaluation envs (greedy, never trained on): the "
                     f"mean of {eval_window} consecutive evaluation episodes.", ""]

@@ -76,3 +76,17 @@ def first_reaching(episodes: pd.DataFrame, threshold: float, window: int = 100) 
     return {"env_frames": int(ordered["env_frames"].iloc[i]),
             "wall_time": float(ordered["wall_time"].iloc[i]), "episodes": i + 1}
 
+
+
+def goal_outcome(episodes: pd.DataFrame, frames_run: int, target: float, budget: int,
+                 window: int = 100) -> tuple[str, int | None]:
+    """Whether a run met a goal: a ``window``-episode mean of ``target`` within ``budget``
+    frames. ``("met", frames)`` where it first did; ``("missed", frames or None)`` when the
+    run went past the budget without (with where it got there later, if it did); ``("open",
+    None)`` when it stopped short of the budget without reaching it: it has not decided."""
+    hit = first_reaching(episodes, target, window)
+    if hit is not None and hit["env_frames"] <= budget:
+        return "met", hit["env_frames"]
+    if frames_run >= budget or hit is not None:
+        return "missed", None if hit is None else hit["env_frames"]
+    return "open", None

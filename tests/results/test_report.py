@@ -84,6 +84,37 @@ def test_thresholds_statuses_and_bad_directories(tmp_path):
     assert (root / "report" / "toy_catch_reward.png").stat().st_size > 10_000
 
 
+def test_the_goal_says_per_architecture_which_runs_met_missed_or_left_it_open(tmp_path):
+    root = tmp_path / "results"
+    # Means of 2 episodes, episode i at 1,000 * (i + 1) frames. Goal 0.9 within 4,000 frames:
+    # run-0 reaches it at 4,000 (met); run-1 at 6,000, after the budget (missed at 6,000);
+    # IMPALA's run never does: it ran 5,000 frames (missed) and run-b 3,000 (open).
+    _run(root / "toy_catch/seed/run-0", "seed", [0, 0, 1, 1, 1])
+    _run(root / "toy_catch/seed/run-1", "seed", [0, 0, 0, 0, 1, 1], seed=1)
+    _run(root / "toy_catch/impala/run-a", "impala", [1, 0, 1, 0, 0])
+    _run(root / "toy_catch/impala/run-b", "impala", [0, 0, 0], finished=False)
+    refs = "toy_catch:\n  thresholds: [0.9]\n  window: 2\n"
+    (root / "references.yaml").write_text(
+        refs + "  goal: {return: 0.9, frames: 4000, why: a test}\n")
+    out = root / "REPORT.md"
+    assert report.build(root, out) == []
+    text = out.read_text()
+    assert ("Goal: a mean of 2 consecutive training episodes of 0.9 within 4,000 frames "
+            "(a test).") in text
+    rows = {r[0]: r for r in _tables(text)[2][1:]}
+    assert rows["seed"] == ["seed", "2", "1 (run-0 at 4,000)", "1 (run-1 at 6,000)", "0"]
+    assert rows["impala"] == ["impala", "2", "0", "1 (run-a)", "1 (run-b, stopped at 3,000)"]
+
+    (root / "references.yaml").write_text(refs + "  goal: {return: high}\n")
+    try:
+        report.build(root, out)
+    except report.ReportError as e:
+        assert "toy_catch: goal needs a numeric return and frames" in str(e)
+        assert "\n" not in str(e)
+    else:
+        raise AssertionError("a goal without frames was accepted")
+
+
 # --------------------------------------------------------------------------- the committed
 # report against the committed files, each read here with the standard library alone (not
 # through seed.results), so a wrong number in a section fails whatever the generator does.

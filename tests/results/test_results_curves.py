@@ -45,3 +45,16 @@ def test_first_reaching_a_return_by_hand():
                                                     "episodes": 4}
     assert curves.first_reaching(ep, 18.0, window=2) is None
     assert curves.first_reaching(ep, -21.0, window=10) is None  # fewer episodes than the window
+
+
+def test_goal_outcome_met_missed_and_open_by_hand():
+    ep = pd.DataFrame({"env_frames": [10, 20, 30, 40, 50], "wall_time": [1, 2, 3, 4, 5.0],
+                       "episode_return": [-21, -10, 0, 10, 21.0]})
+    # windows of 2: -15.5 (20), -5 (30), 5 (40), 15.5 (50)
+    assert curves.goal_outcome(ep, 50, 5.0, budget=40, window=2) == ("met", 40)
+    assert curves.goal_outcome(ep, 50, 5.0, budget=45, window=2) == ("met", 40)
+    # reached, but only after the budget: missed, with where it got there
+    assert curves.goal_outcome(ep, 50, 15.0, budget=40, window=2) == ("missed", 50)
+    # never reached, and ran the budget: missed; ran less: open (not decided)
+    assert curves.goal_outcome(ep, 50, 18.0, budget=50, window=2) == ("missed", None)
+    assert curves.goal_outcome(ep, 50, 18.0, budget=60, window=2) == ("open", None)
