@@ -301,17 +301,21 @@ def _throughput_section(bench: str, compares: list[pd.DataFrame], root: Path) ->
         rows.append([_rel(r["compare_dir"], root), r["mode"], r["network"],
                      r["options"] or "-", _num(r["seed_fps"]), _num(r["impala_fps"]),
                      _num(r["fps_ratio"], ".2f"), _num(r["cpu_ratio"], ".2f"),
-                     share if roof else "-", _num(d["seed_lockstep_fraction"], ".0%")])
+                     share if roof else "-", _num(d["seed_lockstep_fraction"], ".0%"),
+                     _num(d["seed_turns_fraction"], ".0%")])
     return ([_heading(bench, "throughput"), "",
              f"{_plural(len(rows), 'compare')}. Steady-state frames/s (SEED: mean of its "
              "runs); ratio = SEED/IMPALA frames/s, per CPU-s = the same per CPU-second of the "
              "process tree; ceiling share = frames/s over this machine's roofline ceiling for "
              "that mode (SEED / IMPALA), as the compare read it (flagged where the roofline's "
              "config differed from the compare's); lock-step share = SEED's frames/s over its "
-             "serve bound with inference, simulation and data path in turn (rooflines that "
-             "measured it).", ""]
+             "serve bound with inference, simulation and data path in turn, each timed alone "
+             "(rooflines that measured it); turns share = the same over that bound with "
+             "inference and simulation run in turns for real, without SEED "
+             "(seed/bench/turns.py), plus the data path.", ""]
             + _table(["compare", "mode", "network", "options", "SEED fps", "IMPALA fps",
-                      "ratio", "per CPU-s", "ceiling share", "lock-step share"], rows) + [""])
+                      "ratio", "per CPU-s", "ceiling share", "lock-step share", "turns share"],
+                     rows) + [""])
 
 
 def _details_section(bench: str, compares: list[pd.DataFrame], root: Path) -> list[str]:
@@ -532,6 +536,16 @@ def _roof_lockstep(roof: dict) -> str | None:
             f"{_ms(s.get('data_path_wall_s'))}")
 
 
+def _roof_turns(roof: dict) -> str | None:
+    t = (roof.get("seed_lockstep_serve") or {}).get("turns")
+    if not t:
+        return None
+    return (f"inference {_ms(t.get('inference_wall_s'))} + simulation "
+            f"{_ms(t.get('simulation_wall_s'))} ms a cycle, in turns for real "
+            f"(seed/bench/turns.py); with the data path {_num(t.get('with_data_path_frames_per_s'))}"
+            " frames/s")
+
+
 def _ceilings(roof: dict, arch: str) -> str:
     c = roof.get("ceilings") or {}
     return f"{_num(c.get(f'{arch}_serve'))} / {_num(c.get(f'{arch}_train'))}"
@@ -550,7 +564,8 @@ def roofline_rows(roofs: list[dict]) -> list[list[str]]:
               ("ceiling, simulation only",
                lambda r: _num((r.get("ceilings") or {}).get("simulation_only"))),
               ("SEED data path alone", _roof_data_path),
-              ("SEED lock-step serve bound", _roof_lockstep)]
+              ("SEED lock-step serve bound", _roof_lockstep),
+              ("SEED lock-step turns without SEED", _roof_turns)]
     rows = []
     for label, cell in lines:
         cells = [cell(r) or "-" for r in roofs]

@@ -284,6 +284,10 @@ def ceiling_fractions(path: Path, mode: str, summary: dict, config: dict) -> dic
             seed_transport.serve_runs_in_lockstep(make_config(**config)):
         out["seed_lockstep_fps"] = lockstep["frames_per_s"]
         out["seed_lockstep_fraction"] = fps / lockstep["frames_per_s"] if fps else None
+        turns = lockstep.get("turns")  # the same turns run for real (rooflines that have it)
+        if turns:
+            out["seed_turns_fps"] = turns["with_data_path_frames_per_s"]
+            out["seed_turns_fraction"] = fps / out["seed_turns_fps"] if fps else None
     return out
 
 
@@ -342,6 +346,10 @@ def format_table(rows: list[dict], summary: dict, roof: dict | None, mode: str) 
             lines.append(f"seed: {_percent(roof['seed_lockstep_fraction'])}% of "
                          f"{roof['seed_lockstep_fps']:,.0f}, its bound with simulation, "
                          "inference and data path in turn")
+        if roof.get("seed_turns_fps"):
+            lines.append(f"seed: {_percent(roof['seed_turns_fraction'])}% of "
+                         f"{roof['seed_turns_fps']:,.0f}, the same turns run for real "
+                         "without SEED (seed/bench/turns.py), plus the data path")
     return "\n".join(lines)
 
 

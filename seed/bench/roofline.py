@@ -55,7 +55,11 @@ same measurements (wall times, not CPU)::
 
 with t_sim the wall time for the actors to step their envs, ``min(actors, cores)`` of
 them at once, and t_data_path the data path's cycle alone. Each term is timed alone on
-an idle machine, so a serve run of that schedule should stay below it.
+an idle machine, so a serve run of that schedule should stay below it. Timed alone, each
+runs back to back with warm caches and busy cores, which a lock-step cycle never gives
+it: :mod:`seed.bench.turns` also runs inference and simulation in turns for real, without
+SEED's engine (``seed_lockstep_serve.turns``), and the data path's cycle added to those
+turns is the bound of that schedule on this machine, whatever engine runs it.
 """
 
 from __future__ import annotations
@@ -371,6 +375,13 @@ def _measure_all(config: Config, seconds: float, processes: int | None, echo) ->
         lockstep = lockstep_serve(config.num_envs, config.actors, cores, frames_per_step, sim,
                                   inference[str(seed_batch)]["wall_s_per_call"], data_path)
         lockstep["fraction_of_serve_ceiling"] = lockstep["frames_per_s"] / ceil["seed_serve"]
+        echo(f"[roofline] SEED's lock-step turns without SEED: batch {seed_batch} inference, "
+             f"then {config.actors} process(es) stepping their envs once, {seconds:g}s")
+        from seed.bench.turns import measure_turns
+        turns = measure_turns(config, agent, obs_space, seed_batch, frames_per_step, seconds)
+        turns["with_data_path_frames_per_s"] = (config.num_envs * frames_per_step / (
+            turns["cycle_wall_s"] + lockstep["data_path_wall_s"]))
+        lockstep["turns"] = turns
     from seed.metrics.machine import machine_facts
     return {
         "env": config.env, "network": config.network, "network_kwargs": config.network_kwargs,
@@ -443,6 +454,12 @@ def format_roofline(r: dict) -> str:
                      f"{1e3 * lock['inference_wall_s']:.2f} + simulation "
                      f"{1e3 * lock['simulation_wall_s']:.2f} + data path "
                      f"{1e3 * lock['data_path_wall_s']:.2f})")
+    turns = (lock or {}).get("turns")  # absent from older files
+    if turns:
+        lines.append(f"    the same turns run for real without SEED (seed/bench/turns.py): "
+                     f"inference {1e3 * turns['inference_wall_s']:.2f} + simulation "
+                     f"{1e3 * turns['simulation_wall_s']:.2f} ms a cycle; with the data path "
+                     f"{turns['with_data_path_frames_per_s']:,.0f} frames/s")
     return "\n".join(lines)
 
 

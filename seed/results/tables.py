@@ -216,7 +216,8 @@ def compare_details(compares: list[pd.DataFrame]) -> pd.DataFrame:
     local inference call), impala_pull_ms (a parameter pull), ceiling_mismatch (the
     roofline config fields that differed from the compare's, comma-separated),
     seed_lockstep_fps and seed_lockstep_fraction (SEED's serve bound with its steps in
-    turn, and the share of it reached; NaN where the roofline had none)."""
+    turn, and the share of it reached; NaN where the roofline had none), seed_turns_fps and
+    seed_turns_fraction (the same with those turns run for real, seed/bench/turns.py)."""
     nan = float("nan")
     rows = []
     for df in compares:
@@ -246,13 +247,16 @@ def compare_details(compares: list[pd.DataFrame]) -> pd.DataFrame:
             "ceiling_mismatch": ", ".join(roof.get("mismatched") or []),
             "seed_lockstep_fps": float(roof.get("seed_lockstep_fps") or nan),
             "seed_lockstep_fraction": float(roof.get("seed_lockstep_fraction") or nan),
+            "seed_turns_fps": float(roof.get("seed_turns_fps") or nan),
+            "seed_turns_fraction": float(roof.get("seed_turns_fraction") or nan),
         })
     return pd.DataFrame(rows, columns=[
         "compare_dir", "mode", "seed_run_fps", "seed_cores_busy", "impala_cores_busy",
         "seed_cpu_us", "impala_cpu_us", "seed_learner_cpu_us", "seed_frames_per_cpu_s",
         "impala_frames_per_cpu_s", "seed_latency_p50_ms", "seed_latency_p99_ms",
         "seed_batch", "seed_batch_ms", "impala_inference_ms", "impala_pull_ms",
-        "ceiling_mismatch", "seed_lockstep_fps", "seed_lockstep_fraction"])
+        "ceiling_mismatch", "seed_lockstep_fps", "seed_lockstep_fraction", "seed_turns_fps",
+        "seed_turns_fraction"])
 
 
 def before_after_pairs(compare_dirs) -> list[tuple[str, str]]:

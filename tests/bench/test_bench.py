@@ -154,9 +154,23 @@ def test_roofline_json_and_ceiling_formula(tmp_path):
     assert lock["frames_per_s"] == pytest.approx(frames / cycle)
     assert lock["fraction_of_serve_ceiling"] == pytest.approx(frames / cycle / ceil["seed_serve"])
     assert "in turn (actor_splits 1)" in roofline.format_roofline(r)
+    # the same turns run for real (seed/bench/turns.py), plus the data path's cycle
+    turns = lock["turns"]
+    assert turns["cycles"] >= 1
+    assert turns["cycle_wall_s"] == pytest.approx(
+        turns["inference_wall_s"] + turns["simulation_wall_s"])
+    assert turns["frames_per_s"] == pytest.approx(frames / turns["cycle_wall_s"])
+    assert turns["with_data_path_frames_per_s"] == pytest.approx(
+        frames / (turns["cycle_wall_s"] + lock["data_path_wall_s"]))
+    assert "the same turns run for real without SEED" in roofline.format_roofline(r)
     assert frac["seed_lockstep_fraction"] == pytest.approx(summary["seed_fps_mean"] / (frames / cycle))
-    assert "its bound with simulation, inference and data path in turn" in \
-        compare.format_table([], dict(summary, fps_ratio=None, seed_drift=None), frac, "serve")
+    table = compare.format_table([], dict(summary, fps_ratio=None, seed_drift=None), frac,
+                                 "serve")
+    assert "its bound with simulation, inference and data path in turn" in table
+    assert frac["seed_turns_fps"] == pytest.approx(turns["with_data_path_frames_per_s"])
+    assert frac["seed_turns_fraction"] == pytest.approx(
+        summary["seed_fps_mean"] / turns["with_data_path_frames_per_s"])
+    assert "the same turns run for real without SEED" in table
     # it bounds that schedule's serve runs only
     assert "seed_lockstep_fraction" not in compare.ceiling_fractions(
         path, "train", summary, cfg.to_json())

@@ -213,6 +213,15 @@ def test_the_report_shows_each_roofline_file_as_it_is():
                 f"{1e3 * s['inference_wall_s']:.2f} + simulation "
                 f"{1e3 * s['simulation_wall_s']:.2f} + data path "
                 f"{1e3 * s['data_path_wall_s']:.2f}"), path
+            if s.get("turns"):
+                t = s["turns"]
+                assert cells["SEED lock-step turns without SEED"] == (
+                    f"inference {1e3 * t['inference_wall_s']:.2f} + simulation "
+                    f"{1e3 * t['simulation_wall_s']:.2f} ms a cycle, in turns for real "
+                    f"(seed/bench/turns.py); with the data path "
+                    f"{t['with_data_path_frames_per_s']:,.0f} frames/s"), path
+            else:
+                assert "SEED lock-step turns without SEED" not in cells, path
         for batch, m in (roof.get("inference_vs_bare") or {}).items():
             [row] = [r for t in _tables(REPORT) if t[0][0] == "file" for r in t[1:]
                      if r[:2] == [f"roofline/{path.name}", batch]]
@@ -240,9 +249,10 @@ def test_the_report_shows_what_each_compare_measured():
             learner = 1e6 * _mean(r["learner_cpu_util"] for r in seed) * meta["cores"] / _mean(
                 r["fps"] for r in seed)
             assert f"(learner {learner:,.0f})" in row[3], rel
-        lockstep = (meta.get("roofline") or {}).get("seed_lockstep_fraction")
-        share = _rows(REPORT, f"{bench} throughput")[rel][-1]
-        assert share == (f"{lockstep:.0%}" if lockstep is not None else "-"), rel
+        roof = meta.get("roofline") or {}
+        shares = _rows(REPORT, f"{bench} throughput")[rel][-2:]
+        for share, key in zip(shares, ("seed_lockstep_fraction", "seed_turns_fraction")):
+            assert share == (f"{roof[key]:.0%}" if roof.get(key) is not None else "-"), rel
 
 
 def test_the_report_sets_each_before_after_pair_side_by_side():

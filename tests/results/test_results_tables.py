@@ -92,7 +92,8 @@ def test_compare_details_and_before_after_pairs(tmp_path):
     (d / "compare.json").write_text(json.dumps(
         {"mode": "serve", "cores": 2, "config": {"benchmark": BENCH},
          "roofline": {"mismatched": ["batch_size"], "seed_lockstep_fps": 500.0,
-                      "seed_lockstep_fraction": 0.4}}))
+                      "seed_lockstep_fraction": 0.4, "seed_turns_fps": 400.0,
+                      "seed_turns_fraction": 0.5}}))
     make_compare(tmp_path / "c" / "serve-after-x-1", "serve", 1.0, 1.0)
     make_compare(tmp_path / "c" / "serve-after-x-rerun-1", "serve", 1.0, 1.0)
     make_compare(tmp_path / "other" / "serve-after-x-1", "serve", 1.0, 1.0)
@@ -108,8 +109,10 @@ def test_compare_details_and_before_after_pairs(tmp_path):
     assert row["seed_latency_p50_ms"] == 5.0 and row["seed_batch_ms"] == 3.0
     assert row["impala_inference_ms"] == 3.0 and row["impala_pull_ms"] == 7.0
     assert row["ceiling_mismatch"] == "batch_size" and row["seed_lockstep_fraction"] == 0.4
+    assert row["seed_turns_fps"] == 400.0 and row["seed_turns_fraction"] == 0.5
     after = t.loc[str(tmp_path / "c" / "serve-after-x-1")]
     assert math.isnan(after["seed_lockstep_fraction"]) and after["ceiling_mismatch"] == ""
+    assert math.isnan(after["seed_turns_fraction"])
     assert tables.before_after_pairs(t.index) == [
         (str(d), str(tmp_path / "c" / "serve-after-x-1")),
         (str(d), str(tmp_path / "c" / "serve-after-x-rerun-1"))]

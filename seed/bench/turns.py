@@ -1,0 +1,109 @@
+"""SEED's lock-step schedule with nothing of SEED in it: inference and simulation in turns.
+
+``seed roofline``'s lock-step bound adds up inference, simulation and the data path, each
+timed alone and back to back, with warm caches and busy cores. In a lock-step run each
+follows the others: the learner infers after the actors' processes have run on every core
+and while its own threads slept, the actors step after the learner's inference filled the
+caches. :func:`measure_turns` times exactly that and nothing else: ``actors`` worker
+processes, each stepping ``envs_per_actor`` envs once with random actions when told to, and
+``agent.infer`` on the learner's batch in this process, in turns over OS pipes (no gRPC,
+no batcher, no unroll assembly, no observations carried). What each turn costs here more
+than alone is what the schedule costs on this machine, whichever engine runs it; what a
+run's cycle costs more than these turns plus the data path is its engine's.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import time
+
+import numpy as np
+
+GO, DONE = b"g", b"d"
+STOP = b"s"
+
+
+def _worker(env_name: str, env_kwargs: dict, num_envs: int, seed: int, conn) -> None:
+    try:
+        import envs
+        group = [envs.make(env_name, **env_kwargs) for _ in range(num_envs)]
+        rng = np.random.default_rng(seed)
+        for i, env in enumerate(group):
+            env.reset(seed=seed + i)
+        n = int(group[0].action_space.n)
+        conn.send_bytes(DONE)  # ready
+        while conn.recv_bytes() == GO:
+            for env in group:
+                _, _, terminated, truncated, _ = env.step(int(rng.integers(n)))
+                if terminated or truncated:
+                    env.reset()
+            conn.send_bytes(DONE)
+        for env in group:
+            env.close()
+    except Exception as e:  # the parent reports it in one line
+        conn.send_bytes(f"{type(e).__name__}: {e}".encode())
+
+
+def measure_turns(config, agent, observation_space, batch: int, frames_per_step: int,
+                  seconds: float, warmup_cycles: int = 20) -> dict:
+    """Cycles of ``agent.infer`` on ``batch`` envs, then every worker stepping its envs once,
+    for ``seconds``. Returns the mean wall time of each turn and of the cycle, and the
+    frames/s the cycle gives (``num_envs x frames_per_step`` frames a cycle)."""
+    from seed.bench.roofline import inference_inputs
+    env_ids, prev, env_out = inference_inputs(agent, observation_space, batch)
+    ctx = mp.get_context("spawn")  # no TensorFlow or threads inherited
+    pipes, procs = [], []
+    try:
+        for i in range(config.actors):
+            ours, theirs = ctx.Pipe()
+            p = ctx.Process(target=_worker, args=(config.env, config.env_kwargs,
+                                                  config.envs_per_actor, 2000 + 100 * i, theirs),
+                            daemon=True)
+            p.start()
+            pipes.append(ours)
+            procs.append(p)
+        _collect(pipes, procs, timeout_s=300.0)  # every worker made its envs
+        inference, simulation = [], []
+        t_end = None
+        while True:
+            t0 = time.perf_counter()
+            prev, _ = agent.infer(env_ids, prev, env_out)
+            t1 = time.perf_counter()
+            for conn in pipes:
+                conn.send_bytes(GO)
+            _collect(pipes, procs, timeout_s=60.0)
+            t2 = time.perf_counter()
+            inference.append(t1 - t0)
+            simulation.append(t2 - t1)
+            if len(inference) == warmup_cycles:
+                t_end = t2 + seconds
+            if t_end is not None and t2 >= t_end:
+                break
+        for conn in pipes:
+            conn.send_bytes(STOP)
+    finally:
+        for p in procs:
+            p.join(timeout=10)
+            if p.is_alive():
+                p.terminate()
+    inf = np.asarray(inference[warmup_cycles:])
+    sim = np.asarray(simulation[warmup_cycles:])
+    cycle = float(inf.mean() + sim.mean())
+    frames_per_cycle = config.actors * config.envs_per_actor * frames_per_step
+    return {"cycles": int(len(inf)), "inference_wall_s": float(inf.mean()),
+            "inference_p50_s": float(np.median(inf)), "simulation_wall_s": float(sim.mean()),
+            "simulation_p50_s": float(np.median(sim)), "cycle_wall_s": cycle,
+            "frames_per_s": frames_per_cycle / cycle}
+
+
+def _collect(pipes, procs, timeout_s: float) -> None:
+    """One DONE from every worker; RuntimeError naming a worker that failed or died."""
+    deadline = time.monotonic() + timeout_s
+    for i, conn in enumerate(pipes):
+        while not conn.poll(0.5):
+            if not procs[i].is_alive() or time.monotonic() > deadline:
+                raise RuntimeError(f"turns: simulation worker {i} stopped answering "
+                                   f"(exit code {procs[i].exitcode})")
+        msg = conn.recv_bytes()
+        if msg != DONE:
+            raise RuntimeError(f"turns: simulation worker {i} failed: {msg.decode()}")
