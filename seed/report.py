@@ -540,10 +540,10 @@ def _roof_turns(roof: dict) -> str | None:
     t = (roof.get("seed_lockstep_serve") or {}).get("turns")
     if not t:
         return None
-    return (f"inference {_ms(t.get('inference_wall_s'))} + simulation "
-            f"{_ms(t.get('simulation_wall_s'))} ms a cycle, in turns for real "
-            f"(seed/bench/turns.py); with the data path {_num(t.get('with_data_path_frames_per_s'))}"
-            " frames/s")
+    return (f"inference {_ms(t.get('inference_wall_s'))} + stepping "
+            f"{_ms(t.get('stepping_wall_s'))} + hand-off {_ms(t.get('handoff_wall_s'))} ms a "
+            f"cycle, in turns for real (seed/bench/turns.py); inference + stepping + data path "
+            f"{_num(t.get('with_data_path_frames_per_s'))} frames/s")
 
 
 def _ceilings(roof: dict, arch: str) -> str:

@@ -58,8 +58,8 @@ them at once, and t_data_path the data path's cycle alone. Each term is timed al
 an idle machine, so a serve run of that schedule should stay below it. Timed alone, each
 runs back to back with warm caches and busy cores, which a lock-step cycle never gives
 it: :mod:`seed.bench.turns` also runs inference and simulation in turns for real, without
-SEED's engine (``seed_lockstep_serve.turns``), and the data path's cycle added to those
-turns is the bound of that schedule on this machine, whatever engine runs it.
+SEED's engine (``seed_lockstep_serve.turns``), and inference and stepping so timed plus the
+data path's cycle is the bound of that schedule on this machine, whatever engine runs it.
 """
 
 from __future__ import annotations
@@ -379,8 +379,9 @@ def _measure_all(config: Config, seconds: float, processes: int | None, echo) ->
              f"then {config.actors} process(es) stepping their envs once, {seconds:g}s")
         from seed.bench.turns import measure_turns
         turns = measure_turns(config, agent, obs_space, seed_batch, frames_per_step, seconds)
+        # the data path's cycle carries the hand-offs: the pipes' are left out
         turns["with_data_path_frames_per_s"] = (config.num_envs * frames_per_step / (
-            turns["cycle_wall_s"] + lockstep["data_path_wall_s"]))
+            turns["inference_wall_s"] + turns["stepping_wall_s"] + lockstep["data_path_wall_s"]))
         lockstep["turns"] = turns
     from seed.metrics.machine import machine_facts
     return {
@@ -457,9 +458,10 @@ def format_roofline(r: dict) -> str:
     turns = (lock or {}).get("turns")  # absent from older files
     if turns:
         lines.append(f"    the same turns run for real without SEED (seed/bench/turns.py): "
-                     f"inference {1e3 * turns['inference_wall_s']:.2f} + simulation "
-                     f"{1e3 * turns['simulation_wall_s']:.2f} ms a cycle; with the data path "
-                     f"{turns['with_data_path_frames_per_s']:,.0f} frames/s")
+                     f"inference {1e3 * turns['inference_wall_s']:.2f} + stepping "
+                     f"{1e3 * turns['stepping_wall_s']:.2f} + hand-off over pipes "
+                     f"{1e3 * turns['handoff_wall_s']:.2f} ms a cycle; inference + stepping + "
+                     f"data path {turns['with_data_path_frames_per_s']:,.0f} frames/s")
     return "\n".join(lines)
 
 

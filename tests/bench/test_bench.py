@@ -160,8 +160,8 @@ def test_roofline_json_and_ceiling_formula(tmp_path):
     assert turns["cycle_wall_s"] == pytest.approx(
         turns["inference_wall_s"] + turns["simulation_wall_s"])
     assert turns["frames_per_s"] == pytest.approx(frames / turns["cycle_wall_s"])
-    assert turns["with_data_path_frames_per_s"] == pytest.approx(
-        frames / (turns["cycle_wall_s"] + lock["data_path_wall_s"]))
+    assert turns["with_data_path_frames_per_s"] == pytest.approx(frames / (
+        turns["inference_wall_s"] + turns["stepping_wall_s"] + lock["data_path_wall_s"]))
     assert "the same turns run for real without SEED" in roofline.format_roofline(r)
     assert frac["seed_lockstep_fraction"] == pytest.approx(summary["seed_fps_mean"] / (frames / cycle))
     table = compare.format_table([], dict(summary, fps_ratio=None, seed_drift=None), frac,

@@ -29,6 +29,9 @@ def test_each_cycle_infers_then_every_worker_steps_its_envs():
     assert r["cycle_wall_s"] == pytest.approx(r["inference_wall_s"] + r["simulation_wall_s"])
     assert r["frames_per_s"] == pytest.approx(2 * 3 / r["cycle_wall_s"])
     assert r["inference_wall_s"] > 0 and r["simulation_wall_s"] > 0
+    # the workers' own stepping is part of the turn; the rest is the hand-off
+    assert 0 < r["stepping_wall_s"] < r["simulation_wall_s"]
+    assert r["handoff_wall_s"] == pytest.approx(r["simulation_wall_s"] - r["stepping_wall_s"])
 
 
 def test_a_worker_that_cannot_make_its_env_is_named_in_one_line():
