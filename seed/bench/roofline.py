@@ -378,7 +378,8 @@ def _measure_all(config: Config, seconds: float, processes: int | None, echo) ->
         echo(f"[roofline] SEED's lock-step turns without SEED: batch {seed_batch} inference, "
              f"then {config.actors} process(es) stepping their envs once, {seconds:g}s")
         from seed.bench.turns import measure_turns
-        turns = measure_turns(config, agent, obs_space, seed_batch, frames_per_step, seconds)
+        turns = measure_turns(config, agent, inference_inputs(agent, obs_space, seed_batch),
+                              frames_per_step, seconds)
         # the data path's cycle carries the hand-offs: the pipes' are left out
         turns["with_data_path_frames_per_s"] = (config.num_envs * frames_per_step / (
             turns["inference_wall_s"] + turns["stepping_wall_s"] + lockstep["data_path_wall_s"]))

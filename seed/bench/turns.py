@@ -49,13 +49,13 @@ def _worker(env_name: str, env_kwargs: dict, num_envs: int, seed: int, conn) -> 
         conn.send_bytes(f"error: {type(e).__name__}: {e}".encode())  # never 8 bytes
 
 
-def measure_turns(config, agent, observation_space, batch: int, frames_per_step: int,
-                  seconds: float, warmup_cycles: int = 20) -> dict:
-    """Cycles of ``agent.infer`` on ``batch`` envs, then every worker stepping its envs once,
-    for ``seconds``. Returns the mean wall time of each turn and of the cycle, and the
-    frames/s the cycle gives (``num_envs x frames_per_step`` frames a cycle)."""
-    from seed.bench.roofline import inference_inputs
-    env_ids, prev, env_out = inference_inputs(agent, observation_space, batch)
+def measure_turns(config, agent, inputs: tuple, frames_per_step: int, seconds: float,
+                  warmup_cycles: int = 20) -> dict:
+    """Cycles of ``agent.infer(*inputs)`` (``(env_ids, prev_action, env_output)`` of the
+    learner's batch), then every worker stepping its envs once, for ``seconds``. Returns the
+    mean wall time of each turn and of the cycle, and the frames/s the cycle gives
+    (``num_envs x frames_per_step`` frames a cycle)."""
+    env_ids, prev, env_out = inputs
     ctx = mp.get_context("spawn")  # no TensorFlow or threads inherited
     pipes, procs = [], []
     try:

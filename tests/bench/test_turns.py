@@ -22,8 +22,8 @@ def test_each_cycle_infers_then_every_worker_steps_its_envs():
         return infer(env_ids, prev, env_out)
 
     agent.infer = counted
-    r = turns.measure_turns(cfg, agent, spec.observation_space, 6, 1, seconds=0.2,
-                            warmup_cycles=3)
+    inputs = roofline.inference_inputs(agent, spec.observation_space, 6)
+    r = turns.measure_turns(cfg, agent, inputs, 1, seconds=0.2, warmup_cycles=3)
     assert set(calls) == {6}  # the learner's batch of every env, every cycle
     assert len(calls) == r["cycles"] + 3
     assert r["cycle_wall_s"] == pytest.approx(r["inference_wall_s"] + r["simulation_wall_s"])
@@ -38,7 +38,8 @@ def test_a_worker_that_cannot_make_its_env_is_named_in_one_line():
     cfg, agent, spec = _agent()
     bad = make_config(env="toy:catch", network="mlp", actors=2, envs_per_actor=3,
                       env_kwargs={"no_such_argument": 1})
+    inputs = roofline.inference_inputs(agent, spec.observation_space, 6)
     with pytest.raises(RuntimeError) as e:
-        turns.measure_turns(bad, agent, spec.observation_space, 6, 1, seconds=0.1)
+        turns.measure_turns(bad, agent, inputs, 1, seconds=0.1)
     assert str(e.value).startswith("turns: simulation worker 0 failed: ")
     assert "\n" not in str(e.value)
