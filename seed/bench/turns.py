@@ -58,6 +58,7 @@ def measure_turns(config, agent, inputs: tuple, frames_per_step: int, seconds: f
     env_ids, prev, env_out = inputs
     ctx = mp.get_context("spawn")  # no TensorFlow or threads inherited
     pipes, procs = [], []
+    stopped = False  # every worker was told to stop: wait for it; otherwise end it at once
     try:
         for i in range(config.actors):
             ours, theirs = ctx.Pipe()
@@ -87,9 +88,11 @@ def measure_turns(config, agent, inputs: tuple, frames_per_step: int, seconds: f
                 break
         for conn in pipes:
             conn.send_bytes(STOP)
+        stopped = True
     finally:
         for p in procs:
-            p.join(timeout=10)
+            if stopped:
+                p.join(timeout=10)
             if p.is_alive():
                 p.terminate()
     inf = np.asarray(inference[warmup_cycles:])
