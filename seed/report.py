@@ -208,11 +208,11 @@ def _goal_lines(bench: str, runs: list[Run], goal, window: int) -> list[str]:
            "there later, if it did) or open (it stopped short of the budget).", ""]
     outcomes: dict = {}
     for r in runs:
-        kind, frames = goal_outcome(training_episodes(r.episodes),
-                                    int(r.metrics["env_frames"].max()), target, budget, window)
+        ran = int(r.metrics["env_frames"].max())
+        kind, frames = goal_outcome(training_episodes(r.episodes), ran, target, budget, window)
         note = r.run_id + (f" at {_frames(frames)}" if frames is not None else "")
         if kind == "open":
-            note += f", stopped at {_frames(int(r.metrics['env_frames'].max()))}"
+            note += f", stopped at {_frames(ran)}"
         outcomes.setdefault(r.architecture, {"met": [], "missed": [], "open": []})[kind].append(
             note)
     rows = [[arch, str(sum(map(len, o.values())))] +

@@ -99,7 +99,7 @@ def measure_turns(config, agent, inputs: tuple, frames_per_step: int, seconds: f
     sim = np.asarray(simulation[warmup_cycles:])
     step = np.asarray(stepping[warmup_cycles:])
     cycle = float(inf.mean() + sim.mean())
-    frames_per_cycle = config.actors * config.envs_per_actor * frames_per_step
+    frames_per_cycle = config.num_envs * frames_per_step
     return {"cycles": int(len(inf)), "inference_wall_s": float(inf.mean()),
             "inference_p50_s": float(np.median(inf)), "simulation_wall_s": float(sim.mean()),
             "simulation_p50_s": float(np.median(sim)), "stepping_wall_s": float(step.mean()),

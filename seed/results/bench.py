@@ -125,8 +125,9 @@ def load_roofline(path) -> dict:
 
 
 def find_timeline_files(compare: pd.DataFrame) -> list[Path]:
-    """The ``seed timeline`` summary (``timeline.json``) of each SEED run of a compare (a :func:`load_compare` frame) that
-    has one: in the folder beside compare.csv that the run's row names, sorted."""
+    """The ``seed timeline`` summary (``timeline.json``) of each SEED run of a compare (a
+    :func:`load_compare` frame) that has one: in the folder beside compare.csv that the
+    run's row names, sorted."""
     d = Path(compare["compare_dir"].iloc[0])
     runs = set(compare.loc[compare["arch"] == "seed", "run"])
     return sorted(p for p in (d / run / SUMMARY_FILE for run in runs) if p.exists())

@@ -77,7 +77,6 @@ def first_reaching(episodes: pd.DataFrame, threshold: float, window: int = 100) 
             "wall_time": float(ordered["wall_time"].iloc[i]), "episodes": i + 1}
 
 
-
 def goal_outcome(episodes: pd.DataFrame, frames_run: int, target: float, budget: int,
                  window: int = 100) -> tuple[str, int | None]:
     """Whether a run met a goal: a ``window``-episode mean of ``target`` within ``budget``
