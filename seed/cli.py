@@ -29,10 +29,10 @@ def cmd_learner(args) -> int:
 
 
 def cmd_actor(args) -> int:
-    from seed.runtime.actor_process import (ActorStopped, fetch_spec, install_exit_handlers,
-                                            setup_logging)
+    from seed.runtime.actor_process import ActorStopped, fetch_spec, install_exit_handlers
     import grpc
 
+    from seed.launch.base import setup_logging
     from seed.transport.security import client_security
     setup_logging()
     security = client_security(args.auth_token_file, args.tls_ca_file)

@@ -56,7 +56,7 @@ def make_launcher(config: Config, run_dir: Path) -> Launcher:
         return ExternalActors()
     if config.launcher == "ray":
         from seed.launch.ray_launcher import RayLauncher
-        return RayLauncher(config, run_dir)
+        return RayLauncher(config, run_dir, architectures.architecture(config.arch).run_actor)
     raise ConfigError(f"unknown launcher {config.launcher!r}: choose local, ray or none")
 
 

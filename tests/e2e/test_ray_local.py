@@ -21,6 +21,7 @@ import pytest
 from tests.support.optional_ray import HAVE_RAY, needs_ray, ray
 
 from seed.config import make_config
+from seed.runtime.seed_arch.actor import run_actor
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -82,7 +83,8 @@ def test_seed_on_ray_actors_learns_catch(local_ray, tmp_path):
 @needs_ray
 def test_check_raises_once_ray_gives_up_on_an_actor(local_ray, tmp_path):
     from seed.launch.ray_launcher import RayLauncher
-    launcher = RayLauncher(_catch_config(tmp_path, actors=1), tmp_path, max_restarts=0)
+    launcher = RayLauncher(_catch_config(tmp_path, actors=1), tmp_path, run_actor,
+                           max_restarts=0)
     # Nobody listens here: the actor just keeps retrying to connect.
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -16,6 +16,7 @@ import pytest
 from tests.support.optional_ray import HAVE_RAY
 
 from seed.config import ConfigError, make_config
+from seed.runtime.seed_arch.actor import run_actor
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -37,7 +38,7 @@ def test_ray_launcher_without_ray_says_how_to_install(monkeypatch, tmp_path):
     from seed.launch import ray_launcher
     monkeypatch.setitem(sys.modules, "ray", None)  # import ray -> ImportError
     with pytest.raises(ConfigError, match=r"pip install 'ray\[default\]"):
-        ray_launcher.RayLauncher(make_config(launcher="ray"), tmp_path)
+        ray_launcher.RayLauncher(make_config(launcher="ray"), tmp_path, run_actor)
 
 
 def test_cli_launcher_ray_without_ray_is_one_clear_line(tmp_path):
