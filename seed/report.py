@@ -44,14 +44,13 @@ from seed.results.bench import (
     find_compare_files,
     find_roofline_files,
     find_sweep_files,
-    find_timeline_files,
     load_all,
     load_compare,
     load_compare_json,
     load_roofline,
     load_sweep,
-    load_timeline,
 )
+from seed.results.timeline import CYCLE_GROUPS, find_timeline_files, load_timeline
 from seed.results.curves import final_return, first_reaching, goal_outcome
 from seed.results.files import ResultsError, check_root
 from seed.results.run_dirs import (
@@ -63,7 +62,6 @@ from seed.results.run_dirs import (
     training_episodes,
 )
 from seed.results.tables import (
-    CYCLE_GROUPS,
     before_after_pairs,
     compare_details,
     compare_ratios,
@@ -365,7 +363,7 @@ def _cycles_section(bench: str, compares: list[pd.DataFrame], timelines: list[di
     """Each SEED run's lock-step cycles, where its compare recorded a timeline; [] where none
     of ``compares`` did. Rows in the throughput table's order of the compares."""
     dirs = {str(df["compare_dir"].iloc[0]) for df in compares}
-    mine = [t for t in timelines if str(Path(t["source"]).parent.parent) in dirs]
+    mine = [t for t in timelines if str(Path(t.source).parent.parent) in dirs]
     if not mine:
         return []
     table = lockstep_cycles(mine, compare_ratios(compares)["compare_dir"])
@@ -653,7 +651,8 @@ def build(root, out) -> list[str]:
     sweeps, bad_sweeps = load_all(root, find_sweep_files, lambda p: load_sweep(p, root))
     roofs, bad_roofs = load_all(root, find_roofline_files, load_roofline)
     timelines, bad_timelines = load_all(
-        root, lambda _: [p for df in compares for p in find_timeline_files(df)], load_timeline)
+        root, lambda _: [p for df in compares for p in find_timeline_files(
+            df["compare_dir"].iloc[0], df.loc[df["arch"] == "seed", "run"])], load_timeline)
     # The readers' reasons name files by the path they were given: make them relative to the
     # root, so the report reads the same wherever it is built from.
     problems = [f"{_rel(path, root)}: {why.replace(str(root) + os.sep, '')}"

@@ -81,13 +81,14 @@ def cmd_roofline(args) -> int:
 
 def cmd_timeline(args) -> int:
     from seed.bench import timeline
+    from seed.results.timeline import write_timeline
     try:
         summary = timeline.analyse(args.run_dir, args.skip_first, args.skip_last)
     except timeline.TimelineError as e:
         print(f"seed: error: {e}", file=sys.stderr)
         return 2
-    print(timeline.format_summary(summary))
-    print(f"written to {timeline.write_summary(args.run_dir, summary)}")
+    print(summary.format())
+    print(f"written to {write_timeline(args.run_dir, summary)}")
     return 0
 
 

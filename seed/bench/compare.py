@@ -362,24 +362,24 @@ def write_csv(path: Path, rows: list[dict], columns: list[str]) -> None:
                         (f"{r[c]:.6g}" if isinstance(r[c], float) else r[c]) for c in columns])
 
 
-def timeline_of(row: dict) -> dict:
-    """``seed timeline`` of a SEED run's directory (also written there as timeline.json),
-    or ``{"error": one line}``."""
+def timeline_of(row: dict):
+    """``seed timeline`` of a SEED run's directory (a
+    :class:`~seed.results.timeline.Timeline`, also written there as timeline.json), or the
+    one line that says why there is none."""
     from seed.bench import timeline
+    from seed.results.timeline import write_timeline
     try:
         summary = timeline.analyse(row["run_dir"])
     except timeline.TimelineError as e:
-        return {"error": str(e)}
-    timeline.write_summary(row["run_dir"], summary)
+        return str(e)
+    write_timeline(row["run_dir"], summary)
     return summary
 
 
-def format_timelines(rows: list[dict]) -> str:
-    from seed.bench.timeline import format_summary
-    return "\n\n".join(f"[{r['run']}] " + (f"no timeline: {r['timeline']['error']}"
-                                          if "error" in r["timeline"]
-                                          else format_summary(r["timeline"]))
-                        for r in rows if r.get("timeline") is not None)
+def format_timelines(timelines: dict) -> str:
+    """Each run's timeline (``{run: Timeline or why none}``) as the terminal shows it."""
+    return "\n\n".join(f"[{run}] " + (f"no timeline: {t}" if isinstance(t, str) else t.format())
+                        for run, t in timelines.items())
 
 
 def run_compare(config: Config, mode: str, seconds: float, out_dir: Path,
@@ -403,14 +403,16 @@ def run_compare(config: Config, mode: str, seconds: float, out_dir: Path,
     config_path.write_text(json.dumps(values, indent=2))
     cores = usable_cores()
     timeline = timeline or bool(values["transport"].get("timeline"))
-    rows = []
+    rows, timelines = [], {}
     for arch, i in SCHEDULE:
         recorded = timeline and arch == "seed"  # IMPALA has no lock-step cycle to time
         rows.append(run_one(config_path, values["seconds"], arch, out_dir / f"{arch}-{i}",
                             seconds, mode == "train", cores, echo, budget,
                             ("--set", "transport.timeline=true") if recorded else ()))
         if recorded:
-            rows[-1]["timeline"] = timeline_of(rows[-1])
+            found = timelines[rows[-1]["run"]] = timeline_of(rows[-1])
+            rows[-1]["timeline"] = {"error": found} if isinstance(found, str) else \
+                found.to_json()
     summary = summarise(rows)
     roof = ceiling_fractions(roofline_path(values["env"], values["network"],
                                            bool(values.get("cpu_idle_poll"))),
@@ -427,5 +429,5 @@ def run_compare(config: Config, mode: str, seconds: float, out_dir: Path,
     (out_dir / "compare.json").write_text(json.dumps(result, indent=2, default=str))
     result["table"] = format_table(rows, summary, roof, mode)
     if timeline:
-        result["table"] += "\n\n" + format_timelines(rows)
+        result["table"] += "\n\n" + format_timelines(timelines)
     return result

@@ -1,9 +1,7 @@
 """What ``seed compare`` and ``seed roofline`` write: ``compare.csv`` and ``compare.json``
 (one compare: SEED, IMPALA, SEED), ``sweep.csv`` (a model-size sweep of compares),
-``results/roofline/*.json`` (this machine's ceilings) and, in a SEED run's folder of a
-``seed compare --timeline``, ``timeline.json`` (``seed timeline``'s summary of its lock-step
-cycles). Finders list them under a results root (a compare's timelines: in its folder);
-loaders raise :class:`~seed.results.files.ResultsFileError` on a bad file."""
+``results/roofline/*.json`` (this machine's ceilings); a SEED run's ``timeline.json`` is
+:mod:`seed.results.timeline`'s. Finders list them under a results root; loaders raise :class:`~seed.results.files.ResultsFileError` on a bad file."""
 
 from __future__ import annotations
 
@@ -13,7 +11,6 @@ from pathlib import Path
 
 import pandas as pd
 
-from seed.bench.timeline import SEGMENTS, SUMMARY_FILE
 from seed.results.files import ResultsFileError, check_root, read_csv, read_json
 from seed.results.run_dirs import benchmark_name, convert_old_columns
 
@@ -119,73 +116,6 @@ def load_roofline(path) -> dict:
         raise ResultsFileError(f"{path}: expected a JSON object, got {type(data).__name__}")
     if not isinstance(data.get("ceilings"), dict):
         raise ResultsFileError(f"{path}: has no 'ceilings' mapping (not written by seed roofline)")
-    data = dict(data)
-    data["source"] = str(path)
-    return data
-
-
-def find_timeline_files(compare: pd.DataFrame) -> list[Path]:
-    """The ``seed timeline`` summary (``timeline.json``) of each SEED run of a compare (a
-    :func:`load_compare` frame) that has one: in the folder beside compare.csv that the
-    run's row names, sorted."""
-    d = Path(compare["compare_dir"].iloc[0])
-    runs = set(compare.loc[compare["arch"] == "seed", "run"])
-    return sorted(p for p in (d / run / SUMMARY_FILE for run in runs) if p.exists())
-
-
-def _number(path: Path, value, what: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or \
-            not math.isfinite(value):
-        raise ResultsFileError(f"{path}: {what} is {value!r}, not a number (damaged, or not "
-                               "written by seed timeline)")
-    return float(value)
-
-
-def _entries(path: Path, data: dict, key: str) -> dict[str, dict]:
-    """A timeline's list ``key`` of ``{"name", "mean_ms", ...}`` entries, by name."""
-    entries = data.get(key, [])
-    if not isinstance(entries, list) or not all(
-            isinstance(e, dict) and isinstance(e.get("name"), str) for e in entries):
-        raise ResultsFileError(f"{path}: {key} is not a list of named entries (damaged, or "
-                               "not written by seed timeline)")
-    by_name = {e["name"]: e for e in entries}
-    if len(by_name) != len(entries):
-        raise ResultsFileError(f"{path}: {key} names an entry twice")
-    return by_name
-
-
-def load_timeline(path) -> dict:
-    """One ``timeline.json`` (``seed timeline``'s summary of a lock-step SEED run), checked
-    to hold what a reader of it needs: ``cycles`` (matched, at least one),
-    ``interval.mean_ms``, ``frames_per_s``, and a ``mean_ms`` for each critical-path
-    segment :data:`seed.bench.timeline.SEGMENTS` names, no more and no fewer (they add up to
-    the interval); an ``off_path`` entry's ``mean_ms``, where there is one, is a number too.
-    Returns the file's mapping with ``source`` added."""
-    path = Path(path)
-    data = read_json(path, ResultsFileError)
-    if not isinstance(data, dict):
-        raise ResultsFileError(f"{path}: expected a JSON object, got {type(data).__name__}")
-    cycles = data.get("cycles")
-    if isinstance(cycles, bool) or not isinstance(cycles, int) or cycles < 1:
-        raise ResultsFileError(f"{path}: cycles is {cycles!r}, not a count of matched cycles "
-                               "(damaged, or not written by seed timeline)")
-    interval = data.get("interval")
-    _number(path, interval.get("mean_ms") if isinstance(interval, dict) else interval,
-            "interval.mean_ms")
-    _number(path, data.get("frames_per_s"), "frames_per_s")
-    segments = _entries(path, data, "segments")
-    known = [name for name, _ in SEGMENTS]
-    missing = [n for n in known if n not in segments]
-    unknown = [n for n in segments if n not in known]
-    if missing or unknown:
-        raise ResultsFileError(
-            f"{path}: segments are not the {len(known)} seed timeline writes ("
-            + "; ".join(f"{what}: {', '.join(names)}" for what, names in
-                        (("missing", missing), ("unknown", unknown)) if names) + ")")
-    for name, entry in segments.items():
-        _number(path, entry.get("mean_ms"), f"segment {name!r} mean_ms")
-    for name, entry in _entries(path, data, "off_path").items():
-        _number(path, entry.get("mean_ms"), f"off_path {name!r} mean_ms")
     data = dict(data)
     data["source"] = str(path)
     return data

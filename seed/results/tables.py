@@ -24,6 +24,7 @@ from seed.results.run_dirs import (
     training_episodes,
 )
 from seed.results.steady import steady_fps
+from seed.results.timeline import CYCLE_GROUPS, Timeline
 
 
 def runs_table(runs: list[Run]) -> pd.DataFrame:
@@ -276,19 +277,6 @@ def before_after_pairs(compare_dirs) -> list[tuple[str, str]]:
     return sorted(pairs)
 
 
-#: ``seed timeline``'s critical-path segments (:data:`seed.bench.timeline.SEGMENTS`) in the
-#: groups the report gives, in the cycle's order; each segment in one group, so the groups
-#: add up to the batch-to-batch interval as the segments do.
-CYCLE_GROUPS = (
-    ("pre-inference", ("pre-inference",)),
-    ("inference", ("inference",)),
-    ("reply", ("post-inference", "reply hand-off", "reply encode", "reply transit")),
-    ("actor sim", ("actor sim",)),
-    ("request", ("actor encode+send", "request transit", "decode", "pre-submit",
-                 "batcher wake-up")),
-)
-
-
 def _idle_poll(run_dir: Path) -> bool | None:
     """Whether a run's idle cores polled: its config.json's ``cpu_idle_poll`` (False in a
     run from before the field); None where the config.json cannot be read."""
@@ -298,10 +286,10 @@ def _idle_poll(run_dir: Path) -> bool | None:
         return None
 
 
-def lockstep_cycles(timelines: list[dict], order=()) -> pd.DataFrame:
+def lockstep_cycles(timelines: list[Timeline], order=()) -> pd.DataFrame:
     """One row per SEED run's ``timeline.json`` (each a
-    :func:`seed.results.bench.load_timeline` mapping): its lock-step cycles in the
-    :data:`CYCLE_GROUPS`.
+    :class:`~seed.results.timeline.Timeline` read from it): its lock-step cycles in the
+    :data:`~seed.results.timeline.CYCLE_GROUPS`.
 
     Columns: compare_dir, run (its folder), cpu_idle_poll (the run's config.json; None where
     that cannot be read), cycles (matched), interval_ms (their mean batch-to-batch
@@ -311,16 +299,12 @@ def lockstep_cycles(timelines: list[dict], order=()) -> pd.DataFrame:
     the compare folders of ``order`` (others after them, by folder), then the run."""
     rows = []
     for t in timelines:
-        run_dir = Path(t["source"]).parent
-        segments = {s["name"]: float(s["mean_ms"]) for s in t["segments"]}
-        off = {o["name"]: float(o["mean_ms"]) for o in t.get("off_path", [])}
+        run_dir = Path(t.source).parent
         rows.append({
             "compare_dir": str(run_dir.parent), "run": run_dir.name,
-            "cpu_idle_poll": _idle_poll(run_dir), "cycles": int(t["cycles"]),
-            "interval_ms": float(t["interval"]["mean_ms"]),
-            "frames_per_s": float(t["frames_per_s"]),
-            **{group: sum(segments[name] for name in names) for group, names in CYCLE_GROUPS},
-            "bookkeeping_ms": off.get("post-reply bookkeeping", float("nan")),
+            "cpu_idle_poll": _idle_poll(run_dir), "cycles": t.cycles,
+            "interval_ms": t.interval.mean_ms, "frames_per_s": t.frames_per_s,
+            **t.groups_ms(), "bookkeeping_ms": t.off_path_ms("post-reply bookkeeping"),
         })
     columns = ["compare_dir", "run", "cpu_idle_poll", "cycles", "interval_ms", "frames_per_s",
                *[group for group, _ in CYCLE_GROUPS], "bookkeeping_ms"]

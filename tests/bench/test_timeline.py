@@ -18,6 +18,7 @@ from seed.bench import timeline as analysis
 from seed.cli import main
 from seed.config import make_config
 from seed.metrics import timeline as rec
+from seed.results.timeline import SEGMENTS, from_json
 
 ROOT = Path(__file__).resolve().parents[2]
 META = {"actors": 2, "envs_per_actor": 4, "actor_splits": 1, "inference_batch_size": 8,
@@ -81,7 +82,7 @@ def _by_name(items):
 
 def test_hand_built_timeline_gives_its_known_segments(tmp_path):
     write_lockstep(tmp_path)
-    s = analysis.analyse(tmp_path, skip_first=0, skip_last=0)
+    s = analysis.analyse(tmp_path, skip_first=0, skip_last=0).to_json()
     # 42 batches: 41 pairs of neighbours; the last pair holds actor 0 alone
     assert s["batches_recorded"] == 42 and s["cycles"] == 40
     assert s["skipped"] == {"not lock-step": 1, "incomplete stamps": 0, "no actor step": 0,
@@ -94,7 +95,7 @@ def test_hand_built_timeline_gives_its_known_segments(tmp_path):
         "request transit": (0.5, 0.5, 0.5), "decode": (0.2, 0.2, 0.2),
         "pre-submit": (0.05, 0.05, 0.05), "batcher wake-up": (0.05, 0.05, 0.05)}
     segs = _by_name(s["segments"])
-    assert list(segs) == [name for name, _ in analysis.SEGMENTS]
+    assert list(segs) == [name for name, _ in SEGMENTS]
     for name, (mean, p50, p90) in expected.items():
         got = segs[name]
         assert (got["mean_ms"], got["p50_ms"], got["p90_ms"]) == \
@@ -121,9 +122,25 @@ def test_hand_built_timeline_gives_its_known_segments(tmp_path):
     assert s["critical_actor_share"] == {1: 1.0}
 
 
+def test_the_spans_chain_the_stamps_in_the_order_of_the_segments():
+    assert list(analysis.SPANS) == [name for name, _ in SEGMENTS]
+    spans = list(analysis.SPANS.values())
+    assert spans[0][0] == "batch released" and spans[-1][1] == "next batch released"
+    assert all(a[1] == b[0] for a, b in zip(spans, spans[1:]))
+
+
+def test_the_summary_reads_back_as_it_was_written(tmp_path):
+    write_lockstep(tmp_path)
+    s = analysis.analyse(tmp_path, skip_first=0, skip_last=0)
+    back = from_json(json.loads(json.dumps(s.to_json())), tmp_path / "timeline.json")
+    assert back.segments == s.segments and back.off_path == s.off_path
+    assert back.to_json() == json.loads(json.dumps(s.to_json()))
+    assert back.format() == s.format()
+
+
 def test_warm_up_and_the_end_are_left_out_by_default(tmp_path):
     write_lockstep(tmp_path)
-    s = analysis.analyse(tmp_path)
+    s = analysis.analyse(tmp_path).to_json()
     # 42 batches: the first ceil(4.2) = 5 and the last ceil(2.1) = 3 go; pairs of 5..38
     assert s["window"]["first"] == 5 and s["window"]["end"] == 39
     assert s["cycles"] == 33 and sum(s["skipped"].values()) == 0

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from tests.support.results_tree import BENCH, make_compare, make_timeline, make_tree
 
-from seed.results import bench, files
+from seed.results import bench, files, timeline
 
 
 def test_compare_sweep_roofline_loaders(tmp_path):
@@ -110,10 +110,11 @@ def test_a_compares_timelines_are_its_seed_runs(tmp_path):
     make_timeline(d / "seed-2")
     make_timeline(d / "impala-1")  # not a SEED run's: IMPALA has no lock-step cycle
     [df] = [bench.load_compare(p) for p in bench.find_compare_files(tmp_path)]
-    [path] = bench.find_timeline_files(df)
+    [path] = timeline.find_timeline_files(d, df.loc[df["arch"] == "seed", "run"])
     assert path == d / "seed-2" / "timeline.json"
-    t = bench.load_timeline(path)
-    assert t["source"] == str(path) and t["cycles"] == 900 and t["interval"]["mean_ms"] == 13.0
+    t = timeline.load_timeline(path)
+    assert t.source == path and t.cycles == 900 and t.interval.mean_ms == 13.0
+    assert t.segments["actor sim"].mean_ms == 4.75 and t.schedule == {}  # a trimmed file
 
 
 def _damage_timeline(summary: dict, how: str) -> str | list | dict:
@@ -157,6 +158,6 @@ def test_a_damaged_timeline_is_named_in_one_line(tmp_path, how, says):
     damaged = _damage_timeline(json.loads(path.read_text()), how)
     path.write_text(damaged if isinstance(damaged, str) else json.dumps(damaged))
     with pytest.raises(files.ResultsFileError) as e:
-        bench.load_timeline(path)
+        timeline.load_timeline(path)
     assert str(e.value).startswith(f"{path}: ") and says in str(e.value)
     assert "\n" not in str(e.value)

@@ -8,8 +8,8 @@ import math
 import pytest
 from tests.support.results_tree import BENCH, make_compare, make_timeline, make_tree, write_csv
 
-from seed.bench.timeline import SEGMENTS
 from seed.results import bench, run_dirs, tables
+from seed.results.timeline import SEGMENTS, load_timeline
 
 
 def test_runs_table_has_each_runs_steady_fps(tmp_path):
@@ -132,7 +132,7 @@ def test_lockstep_cycles_add_up_and_follow_the_compares_order(tmp_path):
         if idle is not None:  # a: no config.json, whether idle cores polled is not known
             (d / "config.json").write_text(json.dumps(
                 {"config": {"cpu_idle_poll": idle}, "architecture": "seed"}))
-        runs[compare, run] = bench.load_timeline(make_timeline(d, {"decode": 0.625}))
+        runs[compare, run] = load_timeline(make_timeline(d, {"decode": 0.625}))
     t = tables.lockstep_cycles(list(runs.values()), [str(tmp_path / "b")])
     assert list(zip(t["compare_dir"], t["run"])) == [
         (str(tmp_path / "b"), "seed-1"), (str(tmp_path / "b"), "seed-2"),

@@ -61,7 +61,7 @@ def test_a_recorded_run_writes_stamps_that_make_lock_step_cycles(tmp_path):
         assert json.loads(str(f["meta"]))["task"] == 1
         assert set(f["step_key"].tolist()) == {2}
         assert np.isnan(f["step_t"][0, :2]).all()  # the first request: sent before any actions
-    s = analysis.analyse(tmp_path, skip_first=0.05, skip_last=0.05)
+    s = analysis.analyse(tmp_path, skip_first=0.05, skip_last=0.05).to_json()
     assert s["cycles"] >= 100
     assert abs(s["check"]["sum_of_segments_ms"] - s["check"]["interval_ms"]) < 1e-6
     assert s["check"]["max_abs_difference_ms"] < 1e-6
