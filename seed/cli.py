@@ -11,15 +11,27 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 from seed import evaluate, quiet_tf  # noqa: E402  (after the log level is set)
 from seed.bench import cli as bench_cli  # noqa: E402
-from seed.run_flags import add_run_flags, given_values  # noqa: E402
+from seed.run_flags import add_run_flags, given_by_flags  # noqa: E402
+
+
+def launch_training(config, resume_dir: str | None = None, given: dict | None = None) -> dict:
+    """The run with its learner in this process, or with ``learner_on_gpu_node`` in a Ray
+    actor on a GPU node of the cluster (checked here first), which runs
+    :func:`seed.runtime.run.train_here` there; returns its summary."""
+    from seed.runtime import run
+    if not config.learner_on_gpu_node:
+        return run.train(config, resume_dir, given)
+    from seed.launch.ray_launcher import train_on_gpu_node
+    run.check(config)
+    return train_on_gpu_node(config, resume_dir, given, run.train_here,
+                             config.logdir or run.default_run_dir(config))
 
 
 def cmd_train(args) -> int:
-    from seed.runtime.run import format_summary, train
     from seed.config import from_paths
-    given = given_values(args)  # the file is read once: the config is built from what it gave
-    summary = train(from_paths(given), resume_dir=args.resume, given=given)
-    print(format_summary(summary))
+    from seed.runtime.run import format_summary
+    given = given_by_flags(args)  # the file is read once: the config is built from what it gave
+    print(format_summary(launch_training(from_paths(given), args.resume, given)))
     return 0
 
 

@@ -46,7 +46,7 @@ from seed.results.bench import load_roofline
 from seed.results.files import ResultsError
 from seed.results.run_dirs import read_metrics
 from seed.results.steady import STEADY_STEP_WEIGHTED, steady_state, warmup_index
-from seed.runtime.seed_arch import transport as seed_transport
+from seed.runtime.seed_arch import sizing
 
 # One run per entry, in this order: SEED first and last brackets IMPALA in time.
 SCHEDULE = (("seed", 1), ("impala", 1), ("seed", 2))
@@ -281,7 +281,7 @@ def ceiling_fractions(path: Path, mode: str, summary: dict, config: dict) -> dic
     # run of that schedule only.
     lockstep, fps = roof.get("seed_lockstep_serve"), summary["seed_fps_mean"]
     if mode == "serve" and lockstep and \
-            seed_transport.serve_runs_in_lockstep(make_config(**config)):
+            sizing.serve_runs_in_lockstep(make_config(**config)):
         out["seed_lockstep_fps"] = lockstep["frames_per_s"]
         out["seed_lockstep_fraction"] = fps / lockstep["frames_per_s"] if fps else None
         turns = lockstep.get("turns")  # the same turns run for real (rooflines that have it)

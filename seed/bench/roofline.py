@@ -313,13 +313,13 @@ def run_roofline(config: Config, seconds: float = 10.0, processes: int | None = 
 
 def _measure_all(config: Config, seconds: float, processes: int | None, echo) -> dict:
     from seed.runtime import architectures
-    from seed.runtime.seed_arch import transport as seed_transport
+    from seed.runtime.seed_arch import sizing
     architectures.validate(config)
     from seed.bench.compare import check_runnable
     check_runnable(config.env, config.env_kwargs, config.network)
     cores = usable_cores()
     processes = processes or cores
-    seed_batch = seed_transport.inference_batch_size(config)
+    seed_batch = sizing.inference_batch_size(config)
     impala_batch = config.envs_per_actor
     echo(f"[roofline] simulation: {config.env}, {processes} process(es), {seconds:g}s")
     sim = measure_simulation(config.env, config.env_kwargs, seconds, processes)
@@ -371,7 +371,7 @@ def _measure_all(config: Config, seconds: float, processes: int | None, echo) ->
     data_path["seed_train_with_data_path"] = cores / (costs["sim"] + costs["inf_seed"]
                                                       + costs["train"] + data_path_cost)
     lockstep = None
-    if seed_transport.serve_runs_in_lockstep(config):
+    if sizing.serve_runs_in_lockstep(config):
         lockstep = lockstep_serve(config.num_envs, config.actors, cores, frames_per_step, sim,
                                   inference[str(seed_batch)]["wall_s_per_call"], data_path)
         lockstep["fraction_of_serve_ceiling"] = lockstep["frames_per_s"] / ceil["seed_serve"]

@@ -75,12 +75,12 @@ def parse_sizes(text: str, base_network: str) -> list[tuple[str, str, dict]]:
 def inference_costs(config: Config, seconds: float) -> dict:
     """CPU seconds per sample of agent.infer at batch 1, envs_per_actor and the SEED batch."""
     from seed.bench.roofline import build_agent, measure_inference
-    from seed.runtime.seed_arch import transport as seed_transport
+    from seed.runtime.seed_arch import sizing
     agent, spec = build_agent(config)
     obs_space, frames_per_step = spec.observation_space, spec.frames_per_step
     out = {"parameters": int(sum(int(v.shape.num_elements()) for v in agent.parameters()))}
     for key, b in (("b1", 1), ("actor_batch", config.envs_per_actor),
-                   ("seed_batch", seed_transport.inference_batch_size(config))):
+                   ("seed_batch", sizing.inference_batch_size(config))):
         m = measure_inference(agent, obs_space, b, seconds, frames_per_step)
         out[key] = m["cpu_s_per_sample"]
     return out

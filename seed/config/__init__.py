@@ -20,17 +20,18 @@ import json
 from pathlib import Path
 from typing import Any
 
-from seed.config.agents import AGENT_CONFIGS, OptimizerSettings, R2D2Config, VTraceConfig
+from seed.config.agents import (AGENT_CONFIGS, AgentConfig, OptimizerSettings, R2D2Config,
+                                 VTraceConfig)
 from seed.config.errors import ConfigError
 from seed.config.keys import (config_paths, field_values, from_paths, from_saved, make_config,
                               paths, replaced, saved_fields)
 from seed.config.run import Config
 from seed.config.transport import TransportConfig
 
-__all__ = ["AGENT_CONFIGS", "Config", "ConfigError", "OptimizerSettings", "R2D2Config",
-           "TransportConfig", "VTraceConfig", "config_paths", "field_values", "file_values",
-           "from_paths", "from_saved", "given_values", "load", "make_config", "paths",
-           "replaced", "saved_fields"]
+__all__ = ["AGENT_CONFIGS", "AgentConfig", "Config", "ConfigError", "OptimizerSettings",
+           "R2D2Config", "TransportConfig", "VTraceConfig", "config_paths", "field_values",
+           "file_values", "from_paths", "from_saved", "given_values", "load", "make_config",
+           "paths", "replaced", "saved_fields"]
 
 
 def file_values(path: str) -> dict[str, Any]:

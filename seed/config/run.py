@@ -1,17 +1,18 @@
 """The run's config: what to run, its scale and budget, logging; its components.
 
 Its fields are the run's own. ``transport`` (:class:`TransportConfig`) says how
-actors and learner talk, and ``agent_config`` holds the settings of the run's agent
-(a :class:`VTraceConfig` in a run of ``vtrace``, :mod:`seed.config.agents`), so no
-field that does not apply to a run is ever set on it. Build one from the keys a
-user writes with :func:`seed.config.make`.
+actors and learner talk (every run carries all of its fields, the SEED-only ones too:
+an IMPALA run leaves them at their defaults and they do not act on it), and
+``agent_config`` holds the settings of the run's agent alone (a :class:`VTraceConfig`
+in a run of ``vtrace``, :mod:`seed.config.agents`): no other agent's settings are set
+on it. Build one from the keys a user writes with :func:`seed.config.make_config`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 
-from seed.config.agents import AGENT_CONFIGS, OptimizerSettings, check_agent_name
+from seed.config.agents import AGENT_CONFIGS, AgentConfig, check_agent_name
 from seed.config.errors import ConfigError
 from seed.config.transport import TransportConfig
 
@@ -61,7 +62,7 @@ class Config:
     # Components.
     transport: TransportConfig = dataclasses.field(default_factory=TransportConfig)
     # The run's agent's settings, of its class in AGENT_CONFIGS; None: that class's defaults.
-    agent_config: OptimizerSettings | None = None
+    agent_config: AgentConfig | None = None
 
     def __post_init__(self):
         cls = AGENT_CONFIGS.get(self.agent)
@@ -89,6 +90,8 @@ class Config:
                 raise ConfigError(f"{name} must be at least 1, got {getattr(self, name)}")
         if self.frames <= 0 and self.seconds <= 0:
             raise ConfigError("give a budget: --frames or --seconds must be positive")
+        if self.learner_on_gpu_node and self.launcher != "ray":
+            raise ConfigError("learner_on_gpu_node needs --launcher ray")
         self.transport.validate(self)
         self.agent_config.validate(self)
 

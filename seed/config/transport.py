@@ -4,7 +4,7 @@ A component of the run's :class:`seed.config.Config` (``config.transport``). The
 rules that turn these settings into the learner's numbers (env groups per actor,
 rows per inference batch, streams and server threads) need the run's shape and
 architecture: each architecture's entry holds them (seed/runtime/architectures.py,
-seed/runtime/seed_arch/transport.py).
+seed/runtime/seed_arch/sizing.py).
 """
 
 from __future__ import annotations

@@ -198,7 +198,8 @@ class RayLauncher(Launcher):
     def _spawn(self, task: int) -> None:
         actor = self._remote_cls.options(
             name=f"{self.name_prefix}-{task}", **self._options).remote(
-            self.config.arch, self.run_actor, self._address, task, self.config.transport.auth_token_file,
+            self.config.arch, self.run_actor, self._address, task,
+            self.config.transport.auth_token_file,
             self.config.transport.tls_ca_file or self.config.transport.tls_cert_file)
         self._actors[task] = actor
         self._runs[task] = actor.run.remote()
@@ -284,7 +285,7 @@ def _first_line(e: BaseException) -> str:
 # -- the learner itself as a Ray actor on a GPU node -------------------------------
 
 # What runs the learner in a process: seed.runtime.run.train_here, handed in by its caller
-# (run.py imports this module, so this module never imports run.py back).
+# (seed.cli.launch_training; the runtime sits above this package, which never imports it).
 TrainHere = Callable[[Config, str | None, dict | None], dict]
 
 

@@ -186,8 +186,8 @@ def test_killed_actor_is_restarted_by_ray_and_its_envs_start_fresh(local_ray, tm
 @needs_ray
 @pytest.mark.slow
 def test_learner_runs_as_a_ray_actor_holding_the_gpu(local_ray, tmp_path):
-    from seed.runtime.run import train
-    summary = train(_catch_config(tmp_path, frames=20_000, learner_on_gpu_node=True))
+    from seed.cli import launch_training
+    summary = launch_training(_catch_config(tmp_path, frames=20_000, learner_on_gpu_node=True))
     assert summary["stopped_by"] == "budget" and summary["env_frames"] >= 20_000
     where = summary["learner_host"]
     assert where["pid"] != os.getpid()  # not this process: a Ray actor

@@ -145,13 +145,14 @@ def test_learner_on_gpu_node_needs_the_ray_launcher(tmp_path):
 
 
 def test_learner_on_gpu_node_sends_train_here_to_the_gpu_node(monkeypatch, tmp_path):
+    from seed.cli import launch_training
     from seed.launch import ray_launcher
     from seed.runtime import run
     calls = []
     monkeypatch.setattr(ray_launcher, "train_on_gpu_node",
                         lambda *args: calls.append(args) or {"stopped_by": "budget"})
     config = make_config(launcher="ray", learner_on_gpu_node=True, logdir=str(tmp_path / "run"))
-    assert run.train(config, resume_dir=None) == {"stopped_by": "budget"}
+    assert launch_training(config) == {"stopped_by": "budget"}
     [(sent, resume, given, train_here, run_dir)] = calls
     assert sent is config and resume is None and given is None
     assert run_dir == str(tmp_path / "run")

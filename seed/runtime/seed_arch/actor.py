@@ -29,7 +29,7 @@ import numpy as np
 from seed.metrics import timeline as timeline_lib
 from seed.runtime.actor_envs import ActorEnvs
 from seed.runtime.actor_process import actor_envs_for, run_actor_loop, spec_config
-from seed.runtime.seed_arch import transport
+from seed.runtime.seed_arch import sizing
 from seed.transport import tensor as wire
 from seed.transport.proto import pb2
 
@@ -48,7 +48,7 @@ def run_actor(address: str, task: int, max_steps: int = 0, log_interval_s: float
 
     def build(spec):
         config = spec_config(spec)
-        splits = transport.actor_splits(config)
+        splits = sizing.actor_splits(config)
         if config.transport.timeline:
             recorded.update(logdir=config.logdir, timeline=timeline_lib.ActorTimeline(
                 task, {"actor_splits": splits, "envs_per_actor": config.envs_per_actor},

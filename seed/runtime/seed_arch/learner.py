@@ -12,7 +12,7 @@ from seed.inference.batcher import Batch, BatcherClosed, InferenceBatcher
 from seed.inference.env_runs import EnvRuns
 from seed.metrics import timeline as timeline_lib
 from seed.runtime.learner_core import LearnerCore
-from seed.runtime.seed_arch import transport
+from seed.runtime.seed_arch import sizing
 from seed.runtime.service import LearnerService
 from seed.transport import limits as limits_lib
 from seed.transport import tensor as wire
@@ -54,23 +54,23 @@ class SeedLearnerService(LearnerService):
         self.builder = UnrollBuilder(UnrollSpec.of(core.agent, obs), self.num_envs,
                                      core.agent.unroll_overlap)
         self._is_eval_env = core.agent.is_eval_env
-        self.batcher = InferenceBatcher(self._serve_batch, transport.inference_batch_size(config),
+        self.batcher = InferenceBatcher(self._serve_batch, sizing.inference_batch_size(config),
                                         config.transport.inference_timeout_ms / 1000.0)
         self.limits = self._message_limits()
         self.spec = core.spec_message(self.limits)
-        self.streams = StreamRegistry(transport.max_streams(config),
+        self.streams = StreamRegistry(sizing.max_streams(config),
                                       config.transport.stream_idle_timeout_s,
                                       what="StreamSteps stream")
         # None unless config.transport.timeline: every stamp below is behind that check
         self.timeline = self._new_timeline(config) if config.transport.timeline else None
 
     def _new_timeline(self, config) -> timeline_lib.LearnerTimeline:
-        splits = transport.actor_splits(config)
+        splits = sizing.actor_splits(config)
         return timeline_lib.LearnerTimeline(
             {"actors": config.actors, "envs_per_actor": config.envs_per_actor,
              "actor_splits": splits,
-             "inference_batch_size": transport.inference_batch_size(config),
-             "lockstep": transport.serve_runs_in_lockstep(config), "train": config.train,
+             "inference_batch_size": sizing.inference_batch_size(config),
+             "lockstep": sizing.serve_runs_in_lockstep(config), "train": config.train,
              "frames_per_step": self.core.env_spec.frames_per_step},
             requests_per_batch=config.actors * splits)
 
