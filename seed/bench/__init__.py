@@ -7,7 +7,7 @@
   (simulation, batched inference and training costs measured in isolation).
 * :mod:`seed.bench.sweep`: the compare over network sizes, against inference cost.
 * :mod:`seed.bench.timeline`: ``seed timeline``, where each cycle of a lock-step SEED run
-  went, from the stamps the run recorded (``transport.timeline``, :mod:`seed.metrics.timeline`).
+  went, from the stamps the run recorded (``timeline``, :mod:`seed.metrics.timeline`).
 
 Steady-state figures of a run come from :func:`seed.results.steady.steady_state`, the rule every
 reader of a ``metrics.csv`` shares.

@@ -113,7 +113,7 @@ def register(subparsers) -> None:
                         "names) and plot FPS against inference cost")
     p.add_argument("--timeline", action="store_true",
                    help="record a per-cycle timeline in the SEED runs "
-                        "(transport.timeline=true) and print where each cycle goes "
+                        "(timeline=true) and print where each cycle goes "
                         "(seed timeline)")
     p.set_defaults(fn=cmd_compare)
 
@@ -127,7 +127,7 @@ def register(subparsers) -> None:
 
     p = subparsers.add_parser(
         "timeline", help="where each cycle of a lock-step SEED run went (a run recorded with "
-                         "--set transport.timeline=true)")
+                         "--set timeline=true)")
     p.add_argument("run_dir", metavar="RUN_DIR", help="the run directory")
     p.add_argument("--skip-first", type=_fraction, default=0.1, metavar="FRACTION",
                    help="leave out this share of the recorded batches at the start "

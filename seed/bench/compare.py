@@ -387,7 +387,7 @@ def run_compare(config: Config, mode: str, seconds: float, out_dir: Path,
                 echo=print, budget: str = "steady", timeline: bool = False) -> dict:
     """Three runs (SEED, IMPALA, SEED) into ``out_dir``; returns what compare.json holds.
 
-    ``timeline`` (or ``transport.timeline`` set in ``config``): the SEED runs record a
+    ``timeline`` (or ``timeline`` set in ``config``): the SEED runs record a
     per-cycle timeline, and each SEED row gets its ``seed timeline`` summary under
     ``timeline``; the returned ``table`` ends with their breakdowns."""
     from seed.metrics.machine import machine_facts
@@ -402,13 +402,13 @@ def run_compare(config: Config, mode: str, seconds: float, out_dir: Path,
     config_path = out_dir / "base_config.json"
     config_path.write_text(json.dumps(values, indent=2))
     cores = usable_cores()
-    timeline = timeline or bool(values["transport"].get("timeline"))
+    timeline = timeline or bool(values.get("timeline"))
     rows, timelines = [], {}
     for arch, i in SCHEDULE:
         recorded = timeline and arch == "seed"  # IMPALA has no lock-step cycle to time
         rows.append(run_one(config_path, values["seconds"], arch, out_dir / f"{arch}-{i}",
                             seconds, mode == "train", cores, echo, budget,
-                            ("--set", "transport.timeline=true") if recorded else ()))
+                            ("--set", "timeline=true") if recorded else ()))
         if recorded:
             found = timelines[rows[-1]["run"]] = timeline_of(rows[-1])
             rows[-1]["timeline"] = {"error": found} if isinstance(found, str) else \

@@ -1,6 +1,6 @@
 """``seed timeline RUN_DIR``: where each cycle of a lock-step SEED run goes.
 
-Reads what a run recorded with ``transport.timeline: true`` (:mod:`seed.metrics.timeline`):
+Reads what a run recorded with ``timeline: true`` (:mod:`seed.metrics.timeline`):
 the learner's stamps per request and per batch, and each actor's per env-group step. In
 lock-step (one stream per actor, one batch of every env) every batch holds one request of
 each actor. A *cycle* runs from one batch's release to the inference thread to the next
@@ -73,7 +73,7 @@ def _load(path: Path, kind: str, arrays: tuple[str, ...]) -> tuple[dict, dict]:
     """(meta, arrays) of a timeline file, or TimelineError naming it and what is wrong."""
     if not path.is_file():
         raise TimelineError(f"{path}: missing (record a timeline with "
-                            "--set transport.timeline=true; SEED runs only)")
+                            "--set timeline=true; SEED runs only)")
     try:
         with np.load(path, allow_pickle=False) as f:
             data = {k: f[k] for k in f.files}

@@ -43,11 +43,13 @@ class Config:
     #                              powers of two so XLA compiles a few shapes, not every size
     train: bool = True  # False: serve mode, inference only (throughput of the data path)
 
-    # Logging and checkpoints.
+    # Logging, checkpoints and instrumentation.
     logdir: str = ""
     log_interval_s: float = 5.0
     checkpoint_interval_s: float = 600.0
     progress: bool = True
+    timeline: bool = False  # SEED: the learner and each actor stamp every step and write
+    #                         timeline-*.npz into the run dir at the end (`seed timeline DIR`)
 
     # Where the actors run.
     launcher: str = "local"  # local | ray | none

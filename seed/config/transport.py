@@ -25,8 +25,6 @@ class TransportConfig:
     inference_timeout_ms: float = 2.0
     stream_idle_timeout_s: float = 120.0  # SEED: close a stream that sent nothing this long
     #                                       (0 = never); its actor reconnects on a new run id
-    timeline: bool = False  # SEED: the learner and each actor stamp every step and write
-    #                         timeline-*.npz into the run dir at the end (`seed timeline DIR`)
     # Who may connect (seed/transport/security.py): paths only, never the token itself.
     auth_token_file: str = ""  # token file; "" = $SEED_AUTH_TOKEN if set, else no token
     tls_cert_file: str = ""  # learner: PEM certificate chain; with tls_key_file, serve TLS

@@ -47,7 +47,7 @@ def write_lockstep(run_dir: Path, full_batches: int = 41, meta: dict | None = No
         actors[a].step(KEYS[a], received * ms, stepped * ms, put * ms)
         t_in = put + 0.5
         i = learner.request(a, KEYS[a], t_in * ms, (t_in + 0.2) * ms)
-        learner.mark(i, rec.SUBMITTED, (t_in + 0.25) * ms)
+        learner.mark(i, "submitted", (t_in + 0.25) * ms)
         return i, t_in + 0.25
 
     t = T0 / ms
@@ -58,15 +58,18 @@ def write_lockstep(run_dir: Path, full_batches: int = 41, meta: dict | None = No
         infer0 = wake + 0.5
         infer1 = infer0 + (3.0 if b % 2 == 0 else 4.0)
         reply = infer1 + 0.25
-        learner.batch(requests, 4 * len(requests),
-                      *(x * ms for x in (wake, infer0, infer1, reply, reply + 0.3, reply + 1.3)))
+        index = learner.open_batch(wake * ms)
+        for field, t in (("infer_start", infer0), ("infer_end", infer1), ("reply_start", reply),
+                         ("replied", reply + 0.3)):
+            learner.mark_batch(index, field, t * ms)
+        learner.close_batch(index, requests, 4 * len(requests), (reply + 1.3) * ms)
         if b == full_batches:
             break
         pending = []
         for a, i in zip(KEYS, requests):
             woken = reply + handoff[a]
-            learner.mark(i, rec.WOKEN, woken * ms)
-            learner.mark(i, rec.YIELDED, (woken + 0.05) * ms)
+            learner.mark(i, "woken", woken * ms)
+            learner.mark(i, "yielded", (woken + 0.05) * ms)
             received = woken + 0.05 + 0.4
             stepped = received + sim[a]
             if b < full_batches - 1 or a == 0:  # actor 1's last request never arrives
@@ -170,7 +173,7 @@ def test_bad_input_is_named_in_one_line(tmp_path, capsys):
     _one_line_error(tmp_path / "nope", "nope", "not a run directory")
     empty = tmp_path / "empty"
     empty.mkdir()
-    _one_line_error(empty, rec.LEARNER_FILE, "missing", "transport.timeline=true")
+    _one_line_error(empty, rec.LEARNER_FILE, "missing", "--set timeline=true")
 
     run = tmp_path / "run"
     write_lockstep(run)
@@ -229,7 +232,7 @@ def test_compare_timeline_records_and_breaks_down_the_seed_runs_only(tmp_path, m
     config = make_config(env="toy:catch", actors=2, envs_per_actor=4, seconds=1.0)
     res = compare.run_compare(config, "serve", 1.0, tmp_path / "cmp", timeline=True,
                               echo=lambda *_: None)
-    on = ("--set", "transport.timeline=true")
+    on = ("--set", "timeline=true")
     assert calls == [("seed", on), ("impala", ()), ("seed", on)]
     assert [r.get("timeline") is not None for r in res["runs"]] == [True, False, True]
     assert res["runs"][0]["timeline"]["cycles"] == 33
@@ -259,9 +262,9 @@ def test_a_real_seed_run_records_a_timeline_whose_segments_add_up(tmp_path):
         return proc.stdout
 
     seed_cli("train", "--env", "toy:catch", "--actors", "2", "--envs-per-actor", "2",
-             "--frames", "6000", "--set", "train=false", "--set", "transport.timeline=true",
+             "--frames", "6000", "--set", "train=false", "--set", "timeline=true",
              "--logdir", str(run_dir), "--no-progress")
-    assert json.loads((run_dir / "config.json").read_text())["config"]["transport"]["timeline"]
+    assert json.loads((run_dir / "config.json").read_text())["config"]["timeline"]
     for name in (rec.LEARNER_FILE, "timeline-actor-0.npz", "timeline-actor-1.npz"):
         assert (run_dir / name).exists(), name
     out = seed_cli("timeline", str(run_dir))
