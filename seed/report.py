@@ -42,15 +42,12 @@ import yaml
 from seed.results.bench import (
     compare_config,
     find_compare_files,
-    find_roofline_files,
     find_sweep_files,
     load_all,
     load_compare,
     load_compare_json,
-    load_roofline,
     load_sweep,
 )
-from seed.results.timeline import CYCLE_GROUPS, find_timeline_files, load_timeline
 from seed.results.curves import final_return, first_reaching, goal_outcome
 from seed.results.files import ResultsError, check_root
 from seed.results.run_dirs import (
@@ -61,6 +58,13 @@ from seed.results.run_dirs import (
     load_runs,
     training_episodes,
 )
+from seed.results.roofline import (
+    Roofline,
+    find_roofline_files,
+    inference_vs_bare_rows,
+    load_roofline,
+    roofline_rows,
+)
 from seed.results.tables import (
     before_after_pairs,
     compare_details,
@@ -68,6 +72,7 @@ from seed.results.tables import (
     lockstep_cycles,
     network_text,
 )
+from seed.results.timeline import CYCLE_GROUPS, find_timeline_files, load_timeline
 
 REFERENCES = "references.yaml"
 FIGURES = "report"  # folder beside REPORT.md
@@ -459,136 +464,6 @@ def _sweep_section(bench: str, sweeps: list[pd.DataFrame], root: Path) -> list[s
 
 # --------------------------------------------------------------------------- rooflines
 
-def _us(seconds) -> str:
-    return _num(None if seconds is None else 1e6 * seconds, ",.1f")
-
-
-def _ms(seconds) -> str:
-    return _num(None if seconds is None else 1e3 * seconds, ",.2f")
-
-
-def _roof_simulation(roof: dict) -> str:
-    m = roof.get("simulation") or {}
-    return (f"{_us(m.get('cpu_s_per_frame'))} us/frame; {_num(m.get('frames_per_s'))} "
-            f"frames/s with {m.get('processes', '?')} processes")
-
-
-def _roof_inference(roof: dict, batch: str) -> str | None:
-    m = (roof.get("inference") or {}).get(batch)
-    if not m:
-        return None
-    who = [w for w, b in (("SEED learner", roof.get("seed_batch")),
-                          ("IMPALA actor", roof.get("impala_batch"))) if str(b) == batch]
-    return (f"{_us(m.get('cpu_s_per_frame'))} us/frame; {_ms(m.get('wall_s_per_call'))} ms a "
-            f"call; {_num(m.get('frames_per_s'))} frames/s" + (f" ({', '.join(who)})"
-                                                               if who else ""))
-
-
-def _roof_shape(roof: dict) -> str:
-    c = roof.get("config") or {}
-    text = (f"{c.get('actors', '?')} actors x {c.get('envs_per_actor', '?')} envs, "
-            f"unroll {c.get('unroll_length', '?')}, train batch {c.get('batch_size', '?')}")
-    if c.get("actor_splits", 1) != 1:
-        text += f", actor_splits {c['actor_splits']}"
-    if c.get("inference_batch_size"):
-        text += f", inference batch {c['inference_batch_size']}"
-    return text
-
-
-def _roof_training(roof: dict) -> str:
-    t, c = roof.get("training") or {}, roof.get("config") or {}
-    return (f"{_ms(t.get('wall_s_per_step'))} ms a step ({c.get('batch_size', '?')} x "
-            f"T={c.get('unroll_length', '?')}); {_us(t.get('cpu_s_per_frame'))} us/frame; "
-            f"{_num(t.get('frames_per_s'))} frames/s")
-
-
-def _roof_bare(roof: dict) -> str | None:
-    b = roof.get("bare_training")
-    if not b:
-        return None
-    return (f"{_ms(b.get('wall_s_per_step'))} ms a step; agent at "
-            f"{_num(b.get('agent_over_bare'), '.2f')} of bare")
-
-
-def _roof_data_path(roof: dict) -> str | None:
-    d = roof.get("seed_data_path")
-    if not d:
-        return None
-    return (f"learner {_us(d.get('learner_cpu_s_per_frame'))} + actors "
-            f"{_us(d.get('actor_cpu_s_per_frame'))} us/frame; "
-            f"{_num(d.get('frames_per_s'))} frames/s; round trip p50 "
-            f"{_num(d.get('round_trip_p50_ms'), '.2f')} ms, p99 "
-            f"{_num(d.get('round_trip_p99_ms'), '.2f')} ms; SEED ceilings with it: serve "
-            f"{_num(d.get('seed_serve_with_data_path'))}, train "
-            f"{_num(d.get('seed_train_with_data_path'))}")
-
-
-def _roof_lockstep(roof: dict) -> str | None:
-    s = roof.get("seed_lockstep_serve")
-    if not s:
-        return None
-    return (f"{_num(s.get('frames_per_s'))} frames/s, "
-            f"{_num(s.get('fraction_of_serve_ceiling'), '.0%')} of the serve ceiling: a cycle "
-            f"of {_ms(s.get('cycle_wall_s'))} ms = inference {_ms(s.get('inference_wall_s'))} "
-            f"+ simulation {_ms(s.get('simulation_wall_s'))} + data path "
-            f"{_ms(s.get('data_path_wall_s'))}")
-
-
-def _roof_turns(roof: dict) -> str | None:
-    t = (roof.get("seed_lockstep_serve") or {}).get("turns")
-    if not t:
-        return None
-    return (f"inference {_ms(t.get('inference_wall_s'))} + stepping "
-            f"{_ms(t.get('stepping_wall_s'))} + hand-off {_ms(t.get('handoff_wall_s'))} ms a "
-            f"cycle, in turns for real (seed/bench/turns.py); inference + stepping + data path "
-            f"{_num(t.get('with_data_path_frames_per_s'))} frames/s")
-
-
-def _ceilings(roof: dict, arch: str) -> str:
-    c = roof.get("ceilings") or {}
-    return f"{_num(c.get(f'{arch}_serve'))} / {_num(c.get(f'{arch}_train'))}"
-
-
-def roofline_rows(roofs: list[dict]) -> list[list[str]]:
-    """The roofline table: one row per measured quantity, one column per roofline file."""
-    batches = sorted({b for r in roofs for b in (r.get("inference") or {})}, key=float)
-    lines = [("measured", lambda r: str(r.get("measured_at", "?")).replace("T", " ")[:16]),
-             ("shape", _roof_shape), ("simulation alone", _roof_simulation)]
-    lines += [(f"inference alone, batch {b}", lambda r, b=b: _roof_inference(r, b))
-              for b in batches]
-    lines += [("train step alone", _roof_training), ("bare TensorFlow train step", _roof_bare),
-              ("ceiling, SEED: serve / train", lambda r: _ceilings(r, "seed")),
-              ("ceiling, IMPALA: serve / train", lambda r: _ceilings(r, "impala")),
-              ("ceiling, simulation only",
-               lambda r: _num((r.get("ceilings") or {}).get("simulation_only"))),
-              ("SEED data path alone", _roof_data_path),
-              ("SEED lock-step serve bound", _roof_lockstep),
-              ("SEED lock-step turns without SEED", _roof_turns)]
-    rows = []
-    for label, cell in lines:
-        cells = [cell(r) or "-" for r in roofs]
-        if any(c != "-" for c in cells):
-            rows.append([label, *cells])
-    return rows
-
-
-def inference_vs_bare_rows(roofs: list[dict], root: Path) -> list[list[str]]:
-    """One row per roofline file and batch that timed the agent's inference call against
-    the same step in bare TensorFlow."""
-    parts = ("network", "stack_update", "sampling", "host_copies_in", "host_copies_out")
-    rows = []
-    for roof in roofs:
-        for batch, m in sorted((roof.get("inference_vs_bare") or {}).items(),
-                               key=lambda kv: float(kv[0])):
-            p = m.get("agent_parts_ms") or {}
-            rows.append([_rel(roof["source"], root), batch,
-                         f"{_num(m.get('agent_ms_per_call'), '.2f')} / "
-                         f"{_num(m.get('bare_ms_per_call'), '.2f')}",
-                         _num(m.get("infer_over_bare"), ".2f"),
-                         ", ".join(_num(p.get(k), ".2f") for k in parts)])
-    return rows
-
-
 def _roofline_keys(runs: list[Run], compares: list[pd.DataFrame]) -> set:
     """(env, network, agent) of a benchmark's runs and compares: the rooflines it owns."""
     configs = [r.config for r in runs]
@@ -596,7 +471,7 @@ def _roofline_keys(runs: list[Run], compares: list[pd.DataFrame]) -> set:
     return {(c.get("env"), c.get("network"), c.get("agent", "vtrace")) for c in configs}
 
 
-def _roofline_section(bench: str, roofs: list[dict], root: Path) -> list[str]:
+def _roofline_section(bench: str, roofs: list[Roofline], root: Path) -> list[str]:
     out = [_heading(bench, "roofline"), "",
            "What this machine reaches, each cost measured alone by `seed roofline` (CPU "
            "microseconds per frame, wall time, frames/s); the ceilings it derives "
@@ -605,7 +480,7 @@ def _roofline_section(bench: str, roofs: list[dict], root: Path) -> list[str]:
            "alone (gRPC, batching, unroll assembly; no inference, no envs); SEED's serve "
            "bound when inference, simulation and the data path take turns. One column per "
            "file.", ""]
-    out += _table(["", *[f"`{_rel(r['source'], root)}`" for r in roofs]], roofline_rows(roofs))
+    out += _table(["", *[f"`{_rel(r.source, root)}`" for r in roofs]], roofline_rows(roofs))
     bare = inference_vs_bare_rows(roofs, root)
     if bare:
         out += ["", "The agent's inference call against the same step in bare TensorFlow "
@@ -695,8 +570,7 @@ def build(root, out) -> list[str]:
         if bench_sweeps:
             lines += _sweep_section(bench, bench_sweeps, root)
         keys = _roofline_keys(bench_runs, bench_compares)
-        bench_roofs = [r for r in roofs
-                       if (r.get("env"), r.get("network"), r.get("agent", "vtrace")) in keys]
+        bench_roofs = [r for r in roofs if r.key() in keys]
         if bench_roofs:
             lines += _roofline_section(bench, bench_roofs, root)
         lines += _references_section(bench, bench_refs)

@@ -74,7 +74,7 @@ def cmd_roofline(args) -> int:
         print(f"seed: error: {e}", file=sys.stderr)
         return 1
     path = roofline.write_roofline(result, args.out)
-    print(roofline.format_roofline(result))
+    print(result.format())
     print(f"written to {path}")
     return 0
 

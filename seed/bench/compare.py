@@ -42,7 +42,7 @@ from pathlib import Path
 
 from seed.bench.procmon import TreeCPUMonitor, usable_cores
 from seed.config import Config, ConfigError, make_config
-from seed.results.bench import load_roofline
+from seed.results.roofline import load_roofline
 from seed.results.files import ResultsError
 from seed.results.run_dirs import read_metrics
 from seed.results.steady import STEADY_STEP_WEIGHTED, steady_state, warmup_index
@@ -262,29 +262,28 @@ def ceiling_fractions(path: Path, mode: str, summary: dict, config: dict) -> dic
         roof = load_roofline(path)
     except ResultsError as e:
         return {"path": str(path), "error": str(e)}
-    ceilings = roof["ceilings"]
-    out = {"path": str(path), "mode": mode, "roofline_config": roof.get("config", {})}
+    out = {"path": str(path), "mode": mode, "roofline_config": roof.config}
     mismatched = [k for k in ("actors", "envs_per_actor", "unroll_length", "batch_size")
-                  if k in roof.get("config", {}) and roof["config"][k] != config.get(k)]
-    if bool(roof.get("config", {}).get("cpu_idle_poll")) != bool(config.get("cpu_idle_poll")):
+                  if k in roof.config and roof.config[k] != config.get(k)]
+    if bool(roof.config.get("cpu_idle_poll")) != bool(config.get("cpu_idle_poll")):
         mismatched.append("cpu_idle_poll")  # rooflines before it existed measured without
-    if roof.get("network") != config.get("network") or \
-            full_network_kwargs(roof.get("network", ""), roof.get("network_kwargs") or {}) != \
+    if roof.network != config.get("network") or \
+            full_network_kwargs(roof.network or "", roof.network_kwargs) != \
             full_network_kwargs(config.get("network", ""), config.get("network_kwargs") or {}):
         mismatched.append("network_kwargs")
     out["mismatched"] = mismatched
     for arch, fps in (("seed", summary["seed_fps_mean"]), ("impala", summary["impala_fps"])):
-        ceiling = ceilings.get(f"{arch}_{mode}")
+        ceiling = roof.ceiling(arch, mode)
         out[f"{arch}_ceiling_fps"] = ceiling
         out[f"{arch}_fraction"] = (fps / ceiling) if (fps and ceiling) else None
     # SEED's bound when its steps take turns (seed/bench/roofline.py): it holds for a serve
     # run of that schedule only.
-    lockstep, fps = roof.get("seed_lockstep_serve"), summary["seed_fps_mean"]
+    lockstep, fps = roof.seed_lockstep_serve, summary["seed_fps_mean"]
     if mode == "serve" and lockstep and \
             sizing.serve_runs_in_lockstep(make_config(**config)):
         out["seed_lockstep_fps"] = lockstep["frames_per_s"]
         out["seed_lockstep_fraction"] = fps / lockstep["frames_per_s"] if fps else None
-        turns = lockstep.get("turns")  # the same turns run for real (rooflines that have it)
+        turns = roof.turns()  # the same turns run for real (rooflines that have it)
         if turns:
             out["seed_turns_fps"] = turns["with_data_path_frames_per_s"]
             out["seed_turns_fraction"] = fps / out["seed_turns_fps"] if fps else None

@@ -43,7 +43,9 @@ and (V-trace) trained on once, so with ``cores`` cores::
 with B the SEED batch for ``seed_*`` and envs_per_actor for ``impala_*``. The
 ceiling leaves out everything the architectures add (transport, unroll assembly,
 parameter pulls, Python glue), which is what a compare run's fraction of the
-ceiling shows. Written to ``results/roofline/<env>_<network>.json``.
+ceiling shows. Written to ``results/roofline/<env>_<network>.json``, a
+:class:`seed.results.roofline.Roofline` (which also formats it, for the terminal and the
+report alike).
 
 The ceiling assumes that simulation and inference overlap perfectly. SEED with
 ``actor_splits: 1`` and a batch of every env does not overlap them: each actor waits for
@@ -64,7 +66,6 @@ data path's cycle is the bound of that schedule on this machine, whatever engine
 
 from __future__ import annotations
 
-import json
 import multiprocessing as mp
 import queue
 import time
@@ -75,6 +76,9 @@ import numpy as np
 from seed.bench.procmon import usable_cores
 from seed.bench.timing import alternate, rates, step_timer
 from seed.config import Config, replaced
+from seed.results import roofline as results_roofline
+from seed.results.roofline import Roofline
+from seed.runtime.seed_arch import sizing
 
 #: The agent's train step and the bare one are timed in this many alternating blocks each
 #: (seed/bench/timing.py): their ratio is the target of issue 16, and in turns the
@@ -303,7 +307,7 @@ def build_agent(config: Config):
 
 
 def run_roofline(config: Config, seconds: float = 10.0, processes: int | None = None,
-                 echo=print) -> dict:
+                 echo=print) -> Roofline:
     """Every measurement of the module doc, for ``config``'s env, network and shape (idle
     cores polling throughout when ``config.cpu_idle_poll``, as in a run of it)."""
     from seed.runtime import cpu_idle
@@ -311,39 +315,30 @@ def run_roofline(config: Config, seconds: float = 10.0, processes: int | None = 
         return _measure_all(config, seconds, processes, echo)
 
 
-def _measure_all(config: Config, seconds: float, processes: int | None, echo) -> dict:
-    from seed.runtime import architectures
-    from seed.runtime.seed_arch import sizing
-    architectures.validate(config)
-    from seed.bench.compare import check_runnable
-    check_runnable(config.env, config.env_kwargs, config.network)
-    cores = usable_cores()
-    processes = processes or cores
-    seed_batch = sizing.inference_batch_size(config)
-    impala_batch = config.envs_per_actor
-    echo(f"[roofline] simulation: {config.env}, {processes} process(es), {seconds:g}s")
-    sim = measure_simulation(config.env, config.env_kwargs, seconds, processes)
-    frames_per_step = sim["frames_per_step"]
-    agent, spec = build_agent(config)
-    obs_space = spec.observation_space
-    inference = {}
-    for b in sorted({1, impala_batch, seed_batch}):
-        echo(f"[roofline] inference: {config.network}, batch {b}, {seconds:g}s")
-        inference[str(b)] = measure_inference(agent, obs_space, b, seconds, frames_per_step)
+def _inference_vs_bare(agent, config: Config, obs_space, batches, frames_per_step: int,
+                       seconds: float, echo) -> dict | None:
+    """The agent's inference call in turns with the same step in bare TensorFlow, and its
+    parts, per batch; None where there is no bare step for the config."""
     from seed.bench import bare_infer  # TensorFlow: never imported by the simulation workers
-    inference_vs_bare = None
-    if bare_infer.has_bare_inference(config):
-        inference_vs_bare = {}
-        for b in sorted({1, impala_batch, seed_batch}):
-            echo(f"[roofline] inference in turns with the same step in bare TensorFlow, and "
-                 f"its parts: batch {b}, {seconds / 2:g}s each")
-            timers = bare_infer.inference_timers(
-                agent, config, obs_space, inference_inputs(agent, obs_space, b), frames_per_step)
-            inference_vs_bare[str(b)] = bare_infer.summarize(
-                {name: rates(t) for name, t in
-                 alternate(timers, seconds / 2, INFERENCE_ROUNDS).items()})
-    timers = {"agent": training_timer(agent, config, obs_space, frames_per_step)}
+    if not bare_infer.has_bare_inference(config):
+        return None
+    out = {}
+    for b in batches:
+        echo(f"[roofline] inference in turns with the same step in bare TensorFlow, and "
+             f"its parts: batch {b}, {seconds / 2:g}s each")
+        timers = bare_infer.inference_timers(
+            agent, config, obs_space, inference_inputs(agent, obs_space, b), frames_per_step)
+        out[str(b)] = bare_infer.summarize(
+            {name: rates(t) for name, t in
+             alternate(timers, seconds / 2, INFERENCE_ROUNDS).items()})
+    return out
+
+
+def _training(agent, config: Config, obs_space, frames_per_step: int, seconds: float,
+              echo) -> tuple[dict, dict | None]:
+    """(the agent's train step, the bare one or None), timed in turns."""
     from seed.bench import bare_step
+    timers = {"agent": training_timer(agent, config, obs_space, frames_per_step)}
     if config.agent == "vtrace" and config.network in bare_step.NETWORKS:
         timers["bare"] = bare_step.bare_training_timer(config, agent.num_actions, frames_per_step)
     echo(f"[roofline] training: batch {config.batch_size} x T={config.unroll_length}, "
@@ -354,9 +349,61 @@ def _measure_all(config: Config, seconds: float, processes: int | None, echo) ->
     training, bare = measured["agent"], measured.get("bare")
     if bare is not None:
         bare["agent_over_bare"] = training["frames_per_s"] / bare["frames_per_s"]
+    return training, bare
+
+
+def _lockstep(config: Config, agent, obs_space, cores: int, frames_per_step: int, sim: dict,
+              inference_s_per_call: float, data_path: dict, serve_ceiling: float,
+              seconds: float, echo) -> dict:
+    """SEED's lock-step serve bound, and its turns run for real without SEED."""
+    from seed.bench.turns import measure_turns
+    seed_batch = sizing.inference_batch_size(config)
+    lockstep = lockstep_serve(config.num_envs, config.actors, cores, frames_per_step, sim,
+                              inference_s_per_call, data_path)
+    lockstep["fraction_of_serve_ceiling"] = lockstep["frames_per_s"] / serve_ceiling
+    echo(f"[roofline] SEED's lock-step turns without SEED: batch {seed_batch} inference, "
+         f"then {config.actors} process(es) stepping their envs once, {seconds:g}s")
+    turns = measure_turns(config, agent, inference_inputs(agent, obs_space, seed_batch),
+                          frames_per_step, seconds)
+    # the data path's cycle carries the hand-offs: the pipes' are left out
+    turns["with_data_path_frames_per_s"] = (config.num_envs * frames_per_step / (
+        turns["inference_wall_s"] + turns["stepping_wall_s"] + lockstep["data_path_wall_s"]))
+    lockstep["turns"] = turns
+    return lockstep
+
+
+def _with_data_path(data_path: dict, cores: int, costs: dict) -> None:
+    """What SEED could reach with its data path's CPU counted too (not a ceiling of the
+    formula), into ``data_path``."""
+    data_path_cost = data_path["learner_cpu_s_per_frame"] + data_path["actor_cpu_s_per_frame"]
+    seed_serve = costs["sim"] + costs["inf_seed"] + data_path_cost
+    data_path["seed_serve_with_data_path"] = cores / seed_serve
+    data_path["seed_train_with_data_path"] = cores / (seed_serve + costs["train"])
+
+
+def _measure_all(config: Config, seconds: float, processes: int | None, echo) -> Roofline:
+    from seed.bench.compare import check_runnable
+    from seed.bench.data_path import measure_data_path
+    from seed.runtime import architectures
+    architectures.validate(config)
+    check_runnable(config.env, config.env_kwargs, config.network)
+    cores = usable_cores()
+    seed_batch, impala_batch = sizing.inference_batch_size(config), config.envs_per_actor
+    batches = sorted({1, impala_batch, seed_batch})
+    echo(f"[roofline] simulation: {config.env}, {processes or cores} process(es), {seconds:g}s")
+    sim = measure_simulation(config.env, config.env_kwargs, seconds, processes or cores)
+    frames_per_step = sim["frames_per_step"]
+    agent, spec = build_agent(config)
+    obs_space = spec.observation_space
+    inference = {}
+    for b in batches:
+        echo(f"[roofline] inference: {config.network}, batch {b}, {seconds:g}s")
+        inference[str(b)] = measure_inference(agent, obs_space, b, seconds, frames_per_step)
+    vs_bare = _inference_vs_bare(agent, config, obs_space, batches, frames_per_step, seconds,
+                                 echo)
+    training, bare = _training(agent, config, obs_space, frames_per_step, seconds, echo)
     echo(f"[roofline] SEED data path alone: {config.actors} actor stream(s) x "
          f"{config.envs_per_actor} envs, no inference, no envs, {seconds:g}s")
-    from seed.bench.data_path import measure_data_path
     data_path = measure_data_path(config, agent, spec, seconds)
     costs = {"sim": sim["cpu_s_per_frame"],
              "inf_seed": inference[str(seed_batch)]["cpu_s_per_frame"],
@@ -364,115 +411,36 @@ def _measure_all(config: Config, seconds: float, processes: int | None, echo) ->
              "train": training["cpu_s_per_frame"]}
     ceil = ceilings(cores, costs["sim"],
                     {"seed": costs["inf_seed"], "impala": costs["inf_impala"]}, costs["train"])
-    # What SEED could reach with its data path counted too (not a ceiling of the formula).
-    data_path_cost = data_path["learner_cpu_s_per_frame"] + data_path["actor_cpu_s_per_frame"]
-    data_path["seed_serve_with_data_path"] = cores / (costs["sim"] + costs["inf_seed"]
-                                                      + data_path_cost)
-    data_path["seed_train_with_data_path"] = cores / (costs["sim"] + costs["inf_seed"]
-                                                      + costs["train"] + data_path_cost)
+    _with_data_path(data_path, cores, costs)
     lockstep = None
     if sizing.serve_runs_in_lockstep(config):
-        lockstep = lockstep_serve(config.num_envs, config.actors, cores, frames_per_step, sim,
-                                  inference[str(seed_batch)]["wall_s_per_call"], data_path)
-        lockstep["fraction_of_serve_ceiling"] = lockstep["frames_per_s"] / ceil["seed_serve"]
-        echo(f"[roofline] SEED's lock-step turns without SEED: batch {seed_batch} inference, "
-             f"then {config.actors} process(es) stepping their envs once, {seconds:g}s")
-        from seed.bench.turns import measure_turns
-        turns = measure_turns(config, agent, inference_inputs(agent, obs_space, seed_batch),
-                              frames_per_step, seconds)
-        # the data path's cycle carries the hand-offs: the pipes' are left out
-        turns["with_data_path_frames_per_s"] = (config.num_envs * frames_per_step / (
-            turns["inference_wall_s"] + turns["stepping_wall_s"] + lockstep["data_path_wall_s"]))
-        lockstep["turns"] = turns
+        lockstep = _lockstep(config, agent, obs_space, cores, frames_per_step, sim,
+                             inference[str(seed_batch)]["wall_s_per_call"], data_path,
+                             ceil["seed_serve"], seconds, echo)
     from seed.metrics.machine import machine_facts
-    return {
-        "env": config.env, "network": config.network, "network_kwargs": config.network_kwargs,
-        "agent": config.agent,
-        "config": {k: getattr(config, k) for k in (
-            "actors", "envs_per_actor", "unroll_length", "batch_size", "env_kwargs",
-            "cpu_idle_poll")}
-        | {k: getattr(config.transport, k) for k in ("actor_splits", "inference_batch_size")},
-        "seed_batch": seed_batch, "impala_batch": impala_batch,
-        "cores": cores, "frames_per_step": frames_per_step, "seconds_per_measurement": seconds,
-        "simulation": sim, "inference": inference, "inference_vs_bare": inference_vs_bare,
-        "training": training,
-        "bare_training": bare, "seed_data_path": data_path, "seed_lockstep_serve": lockstep,
-        "costs_cpu_s_per_frame": costs, "ceilings": ceil, "formula": FORMULA,
-        "machine": machine_facts(), "measured_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
-    }
+    return Roofline(
+        env=config.env, network=config.network, network_kwargs=config.network_kwargs,
+        agent=config.agent, config=_shape(config), seed_batch=seed_batch,
+        impala_batch=impala_batch, cores=cores, frames_per_step=frames_per_step,
+        seconds_per_measurement=seconds, simulation=sim, inference=inference,
+        inference_vs_bare=vs_bare, training=training, bare_training=bare,
+        seed_data_path=data_path, seed_lockstep_serve=lockstep,
+        costs_cpu_s_per_frame=costs, ceilings=ceil, formula=FORMULA,
+        machine=machine_facts(), measured_at=time.strftime("%Y-%m-%dT%H:%M:%S"))
 
 
-def format_roofline(r: dict) -> str:
-    c, ceil = r["costs_cpu_s_per_frame"], r["ceilings"]
-    us = lambda x: f"{1e6 * x:,.1f} us"  # noqa: E731
-    lines = [
-        f"roofline {r['env']} / {r['network']} on {r['cores']} core(s) "
-        f"(frames = env steps x {r['frames_per_step']})",
-        f"  simulation: {r['simulation']['frames_per_s']:,.0f} frames/s with "
-        f"{r['simulation']['processes']} process(es); {us(c['sim'])} CPU per frame",
-    ]
-    for b, m in sorted(r["inference"].items(), key=lambda kv: int(kv[0])):
-        lines.append(f"  inference batch {int(b):>4}: {m['frames_per_s']:,.0f} frames/s on its "
-                     f"own; {us(m['cpu_s_per_frame'])} CPU per frame, "
-                     f"{1e3 * m['wall_s_per_call']:.2f} ms per call")
-    for b, m in sorted((r.get("inference_vs_bare") or {}).items(), key=lambda kv: int(kv[0])):
-        parts = m["agent_parts_ms"]
-        lines.append(f"  inference batch {int(b):>4} vs bare TensorFlow "
-                     f"(seed/bench/bare_infer.py): agent {m['agent_ms_per_call']:.2f} ms, "
-                     f"bare {m['bare_ms_per_call']:.2f} ms per call; "
-                     f"infer_over_bare {m['infer_over_bare']:.2f}")
-        lines.append("    the agent's call in parts, each alone: " + ", ".join(
-            f"{name.replace('_', ' ')} {ms:.2f}" for name, ms in parts.items())
-            + f"; the rest (dispatch, glue) {m['agent_rest_ms']:.2f} ms")
-    t = r["training"]
-    lines.append(f"  training: {t['frames_per_s']:,.0f} frames/s on its own; "
-                 f"{us(c['train'])} CPU per frame, {1e3 * t['wall_s_per_step']:.1f} ms per step")
-    bare = r.get("bare_training")  # absent from files written before it existed
-    if bare:
-        lines.append(f"  bare TensorFlow train step (seed/bench/bare_step.py): "
-                     f"{bare['frames_per_s']:,.0f} frames/s, {1e3 * bare['wall_s_per_step']:.1f} ms "
-                     f"per step; the agent's step runs at {bare['agent_over_bare']:.2f} x its speed")
-    d = r.get("seed_data_path")  # absent from files written before it existed
-    if d:
-        lines.append(f"  SEED data path alone (seed/bench/data_path.py; no inference, no envs): "
-                     f"{d['frames_per_s']:,.0f} frames/s, round trip p50 "
-                     f"{d['round_trip_p50_ms']:.2f} ms; learner {us(d['learner_cpu_s_per_frame'])}"
-                     f" + actors {us(d['actor_cpu_s_per_frame'])} CPU per frame")
-    lines.append(f"  ceiling: {FORMULA}")
-    for arch in ("seed", "impala"):
-        lines.append(f"    {arch:<6}: train {ceil[f'{arch}_train']:>12,.0f} frames/s   "
-                     f"serve {ceil[f'{arch}_serve']:>12,.0f} frames/s")
-    lines.append(f"    simulation only: {ceil['simulation_only']:,.0f} frames/s")
-    if d:
-        lines.append(f"    seed with its data path's CPU counted too: train "
-                     f"{d['seed_train_with_data_path']:,.0f}, serve "
-                     f"{d['seed_serve_with_data_path']:,.0f} frames/s")
-    lock = r.get("seed_lockstep_serve")  # absent from older files; None with actor_splits > 1
-    if lock:
-        lines.append(f"    seed serve, simulation, inference and data path in turn (actor_splits "
-                     f"1): {lock['frames_per_s']:,.0f} frames/s, "
-                     f"{100 * lock['fraction_of_serve_ceiling']:.0f}% of the serve ceiling "
-                     f"(cycle {1e3 * lock['cycle_wall_s']:.2f} ms = inference "
-                     f"{1e3 * lock['inference_wall_s']:.2f} + simulation "
-                     f"{1e3 * lock['simulation_wall_s']:.2f} + data path "
-                     f"{1e3 * lock['data_path_wall_s']:.2f})")
-    turns = (lock or {}).get("turns")  # absent from older files
-    if turns:
-        lines.append(f"    the same turns run for real without SEED (seed/bench/turns.py): "
-                     f"inference {1e3 * turns['inference_wall_s']:.2f} + stepping "
-                     f"{1e3 * turns['stepping_wall_s']:.2f} + hand-off over pipes "
-                     f"{1e3 * turns['handoff_wall_s']:.2f} ms a cycle; inference + stepping + "
-                     f"data path {turns['with_data_path_frames_per_s']:,.0f} frames/s")
-    return "\n".join(lines)
+def _shape(config: Config) -> dict:
+    """The config fields a roofline was measured for (what ``seed compare`` checks)."""
+    return ({k: getattr(config, k) for k in ("actors", "envs_per_actor", "unroll_length",
+                                             "batch_size", "env_kwargs", "cpu_idle_poll")}
+            | {k: getattr(config.transport, k) for k in ("actor_splits", "inference_batch_size")})
 
 
-def write_roofline(result: dict, out: str | Path | None) -> Path:
+def write_roofline(result: Roofline, out: str | Path | None) -> Path:
+    """``result`` into ``out``, by default ``results/roofline/<env>_<network>[...].json``."""
     from seed.bench.compare import roofline_path
-    path = Path(out) if out else roofline_path(
-        result["env"], result["network"], result["config"].get("cpu_idle_poll", False))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(result, indent=2))
-    return path
+    return results_roofline.write_roofline(result, Path(out) if out else roofline_path(
+        result.env, result.network, result.config.get("cpu_idle_poll", False)))
 
 
 if __name__ == "__main__":  # pragma: no cover - use ``seed roofline``

@@ -1,7 +1,8 @@
-"""What ``seed compare`` and ``seed roofline`` write: ``compare.csv`` and ``compare.json``
-(one compare: SEED, IMPALA, SEED), ``sweep.csv`` (a model-size sweep of compares),
-``results/roofline/*.json`` (this machine's ceilings); a SEED run's ``timeline.json`` is
-:mod:`seed.results.timeline`'s. Finders list them under a results root; loaders raise :class:`~seed.results.files.ResultsFileError` on a bad file."""
+"""What ``seed compare`` writes: ``compare.csv`` and ``compare.json`` (one compare: SEED,
+IMPALA, SEED) and ``sweep.csv`` (a model-size sweep of compares); ``seed roofline``'s files
+are :mod:`seed.results.roofline`'s, a SEED run's ``timeline.json``
+:mod:`seed.results.timeline`'s. Finders list them under a results root; loaders raise
+:class:`~seed.results.files.ResultsFileError` on a bad file."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from seed.results.files import ResultsFileError, check_root, read_csv, read_json
+from seed.results.files import ResultsFileError, check_root, read_csv
 from seed.results.run_dirs import benchmark_name, convert_old_columns
 
 #: Columns a compare.csv must have (one row per run of ``seed compare``).
@@ -28,12 +29,6 @@ def find_compare_files(root) -> list[Path]:
 def find_sweep_files(root) -> list[Path]:
     """Every ``sweep.csv`` under ``root``, sorted."""
     return sorted(p for p in check_root(root).rglob("sweep.csv") if p.is_file())
-
-
-def find_roofline_files(root) -> list[Path]:
-    """The ``*.json`` files of ``<root>/roofline/`` (and below), sorted."""
-    d = check_root(root) / "roofline"
-    return sorted(p for p in d.rglob("*.json") if p.is_file()) if d.is_dir() else []
 
 
 def _benchmark_of(path: Path, root: Path | None) -> str:
@@ -106,19 +101,6 @@ def load_sweep(path, root=None) -> pd.DataFrame:
     if "benchmark" not in df.columns:
         df["benchmark"] = _benchmark_of(path, Path(root) if root else None)
     return df
-
-
-def load_roofline(path) -> dict:
-    """One roofline JSON: a mapping, with ``source`` added."""
-    path = Path(path)
-    data = read_json(path, ResultsFileError)
-    if not isinstance(data, dict):
-        raise ResultsFileError(f"{path}: expected a JSON object, got {type(data).__name__}")
-    if not isinstance(data.get("ceilings"), dict):
-        raise ResultsFileError(f"{path}: has no 'ceilings' mapping (not written by seed roofline)")
-    data = dict(data)
-    data["source"] = str(path)
-    return data
 
 
 def load_all(root, finder, loader) -> tuple[list, list[tuple[Path, str]]]:

@@ -8,8 +8,10 @@ import io
 import json
 from collections.abc import Collection
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
 
 # Cells read as "no value": the writers leave a missing figure empty; "nan" is how Python
 # writes one, as float() reads it.
@@ -95,6 +97,8 @@ def read_csv(path, required: list[str], error: type[ResultsError], *,
     cell is empty); values are parsed as Python's ``float()`` parses them. ``optional``
     columns the file lacks are added, all NaN. Anything wrong raises ``error`` naming the
     file and, for a cell, its line and column."""
+    import pandas as pd  # here: a reader of JSON files alone (a roofline worker) needs none
+
     path = Path(path)
     text = _text(path, error)
     lines = _row_lines(path, text, error)

@@ -23,6 +23,7 @@ from seed.results.run_dirs import (
     run_mode,
     training_episodes,
 )
+from seed.results.roofline import Roofline
 from seed.results.steady import steady_fps
 from seed.results.timeline import CYCLE_GROUPS, Timeline
 
@@ -149,7 +150,7 @@ def compare_ratios(compares: list[pd.DataFrame]) -> pd.DataFrame:
     return pd.DataFrame(rows)[columns]
 
 
-def roofline_table(runs: list[Run], compares: list[pd.DataFrame], roofs: list[dict],
+def roofline_table(runs: list[Run], compares: list[pd.DataFrame], roofs: list[Roofline],
                    root=None) -> pd.DataFrame:
     """Each architecture's steady frames/s as a fraction of this machine's ceiling
     (``seed roofline``: cores / CPU seconds per frame of simulation + inference
@@ -174,21 +175,21 @@ def roofline_table(runs: list[Run], compares: list[pd.DataFrame], roofs: list[di
                          "ceiling": roof[f"{arch}_ceiling_fps"],
                          "fraction": roof[f"{arch}_fraction"]})
     for roof in roofs:
-        shape = roof.get("config", {})
+        shape = roof.config
         for r in runs:
             c = r.config
-            if (c.get("env"), c.get("network")) != (roof.get("env"), roof.get("network")):
+            if (c.get("env"), c.get("network")) != (roof.env, roof.network):
                 continue
-            if c.get("network_kwargs", {}) != roof.get("network_kwargs", {}):
+            if c.get("network_kwargs", {}) != roof.network_kwargs:
                 continue
             if any(k in shape and shape[k] != c.get(k)
                    for k in ("actors", "envs_per_actor", "unroll_length", "batch_size")):
                 continue
             mode = run_mode(r)
-            ceiling = roof["ceilings"].get(f"{r.architecture}_{mode}")
+            ceiling = roof.ceiling(r.architecture, mode)
             fps = steady_fps(r.metrics, mode == "train")
             if ceiling and not math.isnan(fps):
-                rows.append({"source": f"runs vs {Path(roof['source']).name}", "mode": mode,
+                rows.append({"source": f"runs vs {Path(roof.source).name}", "mode": mode,
                              "arch": r.architecture, "run": r.run_id, "fps": fps,
                              "ceiling": ceiling, "fraction": fps / ceiling})
     return pd.DataFrame(rows, columns=["source", "mode", "arch", "run", "fps", "ceiling",

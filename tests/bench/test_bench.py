@@ -13,6 +13,7 @@ import pytest
 from seed.bench import compare, roofline, sweep
 from seed.cli import main
 from seed.config import Config, ConfigError, make_config
+from seed.results.roofline import from_json, load_roofline
 
 # -- compare ---------------------------------------------------------------------------
 
@@ -92,6 +93,7 @@ def test_roofline_json_and_ceiling_formula(tmp_path):
     result = roofline.run_roofline(cfg, seconds=0.3, processes=1, echo=lambda *_: None)
     path = roofline.write_roofline(result, tmp_path / "roof.json")
     r = json.loads(path.read_text())
+    assert load_roofline(path).to_json() == r  # the type reads back what it wrote
     for key in ("env", "network", "network_kwargs", "config", "cores", "frames_per_step",
                 "simulation", "inference", "training", "costs_cpu_s_per_frame", "ceilings",
                 "formula", "machine", "seed_batch", "impala_batch"):
@@ -114,10 +116,10 @@ def test_roofline_json_and_ceiling_formula(tmp_path):
         cores / (c["sim"] + c["inf_seed"] + dp))
     assert d["seed_train_with_data_path"] == pytest.approx(
         cores / (c["sim"] + c["inf_seed"] + c["train"] + dp))
-    assert "SEED data path alone" in roofline.format_roofline(r)
+    assert "SEED data path alone" in from_json(r, path).format()
     assert r["training"]["env_steps_per_train_step"] == 5 * 2
     assert r["bare_training"] is None  # the bare reference exists for the Atari networks only
-    assert "bare TensorFlow" not in roofline.format_roofline(r)
+    assert "bare TensorFlow" not in from_json(r, path).format()
     r["bare_training"] = {"frames_per_s": 2000.0, "wall_s_per_step": 0.04, "agent_over_bare": 0.5}
     assert r["inference_vs_bare"] is None  # likewise the bare inference step
     r["inference_vs_bare"] = {"16": {
@@ -125,11 +127,11 @@ def test_roofline_json_and_ceiling_formula(tmp_path):
         "agent_parts_ms": {"network": 4.0, "stack_update": 0.3, "sampling": 0.1,
                            "host_copies_in": 0.1, "host_copies_out": 0.05},
         "agent_rest_ms": 0.45}}
-    text = roofline.format_roofline(r)
-    assert "inference batch   16 vs bare TensorFlow" in text and "infer_over_bare 0.90" in text
-    assert ("network 4.00, stack update 0.30, sampling 0.10, host copies in 0.10, host copies "
-            "out 0.05; the rest (dispatch, glue) 0.45 ms") in text
-    assert "the agent's step runs at 0.50 x its speed" in roofline.format_roofline(r)
+    text = from_json(r, path).format()
+    assert ("inference batch 16 vs bare TensorFlow: agent / bare 5.00 / 4.50 ms a call, infer "
+            "over bare 0.90; the agent's call in parts, each alone (ms): 4.00, 0.30, 0.10, "
+            "0.10, 0.05") in text
+    assert "bare TensorFlow train step: 40.00 ms a step; agent at 0.50 of bare" in text
     # compare reads it: fractions of the ceiling per architecture
     summary = {"seed_fps_mean": ceil["seed_serve"] / 2, "impala_fps": ceil["impala_serve"] / 4}
     frac = compare.ceiling_fractions(path, "serve", summary, cfg.to_json())
@@ -153,7 +155,7 @@ def test_roofline_json_and_ceiling_formula(tmp_path):
              + frames / d["frames_per_s"])
     assert lock["frames_per_s"] == pytest.approx(frames / cycle)
     assert lock["fraction_of_serve_ceiling"] == pytest.approx(frames / cycle / ceil["seed_serve"])
-    assert "in turn (actor_splits 1)" in roofline.format_roofline(r)
+    assert "SEED lock-step serve bound: " in from_json(r, path).format()
     # the same turns run for real (seed/bench/turns.py), plus the data path's cycle
     turns = lock["turns"]
     assert turns["cycles"] >= 1
@@ -162,7 +164,7 @@ def test_roofline_json_and_ceiling_formula(tmp_path):
     assert turns["frames_per_s"] == pytest.approx(frames / turns["cycle_wall_s"])
     assert turns["with_data_path_frames_per_s"] == pytest.approx(frames / (
         turns["inference_wall_s"] + turns["stepping_wall_s"] + lock["data_path_wall_s"]))
-    assert "the same turns run for real without SEED" in roofline.format_roofline(r)
+    assert "SEED lock-step turns without SEED: " in from_json(r, path).format()
     assert frac["seed_lockstep_fraction"] == pytest.approx(summary["seed_fps_mean"] / (frames / cycle))
     table = compare.format_table([], dict(summary, fps_ratio=None, seed_drift=None), frac,
                                  "serve")
@@ -212,8 +214,8 @@ def test_roofline_has_no_lockstep_bound_for_split_actors(tmp_path):
     cfg = make_config(env="toy:catch", network="mlp", actors=1, envs_per_actor=2, actor_splits=2,
                       unroll_length=5, batch_size=2, arch="seed")
     r = roofline.run_roofline(cfg, seconds=0.2, processes=1, echo=lambda *_: None)
-    assert r["seed_lockstep_serve"] is None
-    assert "in turn" not in roofline.format_roofline(r)
+    assert r.seed_lockstep_serve is None
+    assert "lock-step" not in r.format()
 
 
 def test_roofline_times_an_r2d2_step_whatever_its_replay_ratio():

@@ -16,6 +16,7 @@ from seed.plots import compare as C
 from seed.plots import learning as L
 from seed.plots import throughput as T
 from seed.results import bench, run_dirs, tables
+from seed.results.roofline import find_roofline_files, load_roofline
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -138,7 +139,7 @@ def test_throughput_figures_from_a_tree(tree, tmp_path):
     _written(fig, tmp_path / "runs.png")
     _written(T.fps_over_time_figure(runs), tmp_path / "fps.png")
     compares = [bench.load_compare(p, tree) for p in bench.find_compare_files(tree)]
-    roofs = [bench.load_roofline(p) for p in bench.find_roofline_files(tree)]
+    roofs = [load_roofline(p) for p in find_roofline_files(tree)]
     _written(T.roofline_figure(tables.roofline_table(runs, compares, roofs, tree)),
              tmp_path / "roofline.png")
     for empty, draw, words in ((table.iloc[:0], T.runs_fps_figure, "no run with a steady"),

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from tests.support.results_tree import BENCH, make_compare, make_timeline, make_tree
 
-from seed.results import bench, files, timeline
+from seed.results import bench, files, roofline, timeline
 
 
 def test_compare_sweep_roofline_loaders(tmp_path):
@@ -30,8 +30,8 @@ def test_compare_sweep_roofline_loaders(tmp_path):
     [sweep] = bench.find_sweep_files(root)
     s = bench.load_sweep(sweep, root)
     assert list(s["size"]) == ["small", "large"] and s["parameters"].dtype.kind in "if"
-    [roof] = bench.find_roofline_files(root)
-    assert bench.load_roofline(roof)["ceilings"]["seed_train"] == 1000.0
+    [roof] = roofline.find_roofline_files(root)
+    assert roofline.load_roofline(roof).ceiling("seed", "train") == 1000.0
 
 
 def test_bad_compare_files(tmp_path):
@@ -51,11 +51,11 @@ def test_bad_compare_files(tmp_path):
     cmp_path.write_text("")
     with pytest.raises(files.ResultsFileError, match="empty"):
         bench.load_compare(cmp_path, root)
-    [roof] = bench.find_roofline_files(root)
+    [roof] = roofline.find_roofline_files(root)
     roof.write_text("[1, 2]")
     with pytest.raises(files.ResultsFileError, match="expected a JSON object"):
-        bench.load_roofline(roof)
-    loaded, skipped = bench.load_all(root, bench.find_roofline_files, bench.load_roofline)
+        roofline.load_roofline(roof)
+    loaded, skipped = bench.load_all(root, roofline.find_roofline_files, roofline.load_roofline)
     assert loaded == [] and skipped[0][0] == roof
 
 

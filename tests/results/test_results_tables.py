@@ -9,6 +9,7 @@ import pytest
 from tests.support.results_tree import BENCH, make_compare, make_timeline, make_tree, write_csv
 
 from seed.results import bench, run_dirs, tables
+from seed.results.roofline import find_roofline_files, load_roofline
 from seed.results.timeline import SEGMENTS, load_timeline
 
 
@@ -55,7 +56,7 @@ def test_roofline_table_and_final_returns(tmp_path):
     root = make_tree(tmp_path)
     runs, _ = run_dirs.load_runs(root)
     compares = [bench.load_compare(p, root) for p in bench.find_compare_files(root)]
-    roofs = [bench.load_roofline(p) for p in bench.find_roofline_files(root)]
+    roofs = [load_roofline(p) for p in find_roofline_files(root)]
     frac = tables.roofline_table(runs, compares, roofs, root)
     # compare.json holds no roofline: every row is a run against toy_catch_mlp.json
     assert set(frac["source"]) == {"runs vs toy_catch_mlp.json"} and len(frac) == 4
