@@ -1,4 +1,5 @@
-"""The ``seed`` command line: train, learner, actor, compare, roofline, timeline, evaluate."""
+"""The ``seed`` command line: train, learner, actor, compare, roofline, timeline, evaluate,
+report."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import sys
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-from seed import evaluate, quiet_tf  # noqa: E402  (after the log level is set)
+from seed import evaluate, quiet_tf, report  # noqa: E402  (after the log level is set)
 from seed.bench import cli as bench_cli  # noqa: E402
 from seed.run_flags import add_run_flags, given_by_flags  # noqa: E402
 
@@ -97,6 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     bench_cli.register(sub)  # compare, roofline, timeline
     evaluate.register(sub)
+    report.register(sub)
     return parser
 
 
@@ -105,8 +107,8 @@ def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     if args.verbose:
         os.environ[quiet_tf.VERBOSE_ENV] = "1"  # the processes this command starts inherit it
-    if args.command not in ("compare", "timeline"):  # compare only starts `seed train`
-        quiet_tf.import_tensorflow()                  # processes; timeline reads files
+    if args.command not in ("compare", "timeline", "report"):  # compare only starts `seed
+        quiet_tf.import_tensorflow()  # train` processes; timeline and report read files
     from seed.config import ConfigError
     from seed.runtime.checkpoint import CheckpointError
     import envs
