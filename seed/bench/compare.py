@@ -30,7 +30,6 @@ facts, mode, seconds, config, and the roofline fractions when
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 import os
@@ -42,21 +41,15 @@ from pathlib import Path
 
 from seed.bench.procmon import TreeCPUMonitor, usable_cores
 from seed.config import Config, ConfigError, make_config
-from seed.results.roofline import load_roofline
+from seed.results.compare import RUN_COLUMNS, write_runs
 from seed.results.files import ResultsError
+from seed.results.roofline import load_roofline
 from seed.results.run_dirs import read_metrics
 from seed.results.steady import STEADY_STEP_WEIGHTED, steady_state, warmup_index
 from seed.runtime.seed_arch import sizing
 
 # One run per entry, in this order: SEED first and last brackets IMPALA in time.
 SCHEDULE = (("seed", 1), ("impala", 1), ("seed", 2))
-
-COLUMNS = ["run", "arch", "rc", "steady", "warmup_s", "window_s", "fps", "learner_fps",
-           "inference_batch_size", "learner_inference_ms", "actor_inference_ms",
-           "action_latency_p50_ms", "action_latency_p99_ms",
-           "parameter_pull_ms", "cpu_util", "learner_cpu_util", "cpu_util_run",
-           "frames_per_cpu_s", "env_frames",
-           "wall_s", "run_dir"]
 
 HUGE_FRAMES = 10 ** 15  # the wall-clock budget stops a compare run, never this
 STARTUP_ALLOWANCE_S = 300.0  # a run that takes its config.seconds + this is killed
@@ -170,7 +163,7 @@ def run_one(config_path: Path, run_seconds: float, arch: str, run_dir: Path, sec
         finally:
             monitor.stop()
     wall = time.monotonic() - t0
-    row = {c: None for c in COLUMNS}
+    row = {c: None for c in RUN_COLUMNS}
     row.update(run=run_dir.name, arch=arch, rc=rc, wall_s=wall, run_dir=str(run_dir),
                command=cmd, log=str(log_path))
     metrics = run_dir / "metrics.csv"
@@ -352,15 +345,6 @@ def format_table(rows: list[dict], summary: dict, roof: dict | None, mode: str) 
     return "\n".join(lines)
 
 
-def write_csv(path: Path, rows: list[dict], columns: list[str]) -> None:
-    with open(path, "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(columns)
-        for r in rows:
-            w.writerow(["" if r.get(c) is None else
-                        (f"{r[c]:.6g}" if isinstance(r[c], float) else r[c]) for c in columns])
-
-
 def timeline_of(row: dict):
     """``seed timeline`` of a SEED run's directory (a
     :class:`~seed.results.timeline.Timeline`, also written there as timeline.json), or the
@@ -424,7 +408,7 @@ def run_compare(config: Config, mode: str, seconds: float, out_dir: Path,
                              + " (see seed/results/steady.py, steady_state)",
         "runs": rows, **summary, "roofline": roof,
     }
-    write_csv(out_dir / "compare.csv", rows, COLUMNS)
+    write_runs(out_dir / "compare.csv", rows)
     (out_dir / "compare.json").write_text(json.dumps(result, indent=2, default=str))
     result["table"] = format_table(rows, summary, roof, mode)
     if timeline:

@@ -31,8 +31,9 @@ import json
 import math
 from pathlib import Path
 
-from seed.bench.compare import run_compare, write_csv
+from seed.bench.compare import run_compare
 from seed.config import Config, ConfigError
+from seed.results.sweep import write_sizes
 
 _MLP = {"small": ("mlp", {"hidden_sizes": [64, 64]}),
         "medium": ("mlp", {"hidden_sizes": [512, 512]}),
@@ -41,13 +42,6 @@ _ATARI = {"small": ("nature_cnn", {}),
           "medium": ("impala_resnet", {"channels": [16, 32, 32]}),
           "large": ("impala_resnet", {"channels": [32, 64, 64], "fc_size": 512})}
 PRESETS = {"mlp": _MLP, "nature_cnn": _ATARI, "impala_resnet": _ATARI}
-
-SWEEP_COLUMNS = ["size", "network", "network_kwargs", "parameters",
-                 "inf_cpu_us_per_sample_b1", "inf_cpu_us_per_sample_actor_batch",
-                 "inf_cpu_us_per_sample_seed_batch", "seed_fps", "impala_fps", "fps_ratio",
-                 "seed_drift", "seed_cpu_util", "impala_cpu_util", "seed_frames_per_cpu_s",
-                 "impala_frames_per_cpu_s", "frames_per_cpu_s_ratio", "compare_dir"]
-
 
 def resolve(name: str, base_network: str) -> tuple[str, dict]:
     """(network, network_kwargs) for a size name or a registered network name."""
@@ -120,7 +114,7 @@ def run_sweep(config: Config, sizes_text: str, mode: str, seconds: float, out_di
             "impala_frames_per_cpu_s": res["impala_frames_per_cpu_s"],
             "frames_per_cpu_s_ratio": res["frames_per_cpu_s_ratio"],
             "compare_dir": str(out_dir / name)})
-    write_csv(out_dir / "sweep.csv", rows, SWEEP_COLUMNS)
+    write_sizes(out_dir / "sweep.csv", rows)
     title = (f"{config.env}, {config.actors} actors x {config.envs_per_actor} envs, "
              f"{seconds:g}s per run, {mode}; {results[0][2]['cores']}-core CPU")
     import pandas as pd

@@ -156,7 +156,7 @@ def _numeric(sweep: pd.DataFrame, column: str) -> pd.Series | None:
 
 
 def sweep_figure(sweep: pd.DataFrame, title: str = "", mode: str = ""):
-    """A model-size sweep (rows of sweep.csv, :func:`seed.results.bench.load_sweep`): steady
+    """A model-size sweep (rows of sweep.csv, :attr:`seed.results.sweep.Sweep.sizes`): steady
     frames/s of both architectures and, where measured, frames per CPU-second of the
     process tree, against the inference cost per sample at an IMPALA actor's batch (the
     cost the IMPALA side pays; SEED pays the lower cost at its larger batch), else the

@@ -41,23 +41,16 @@ import os
 import sys
 from pathlib import Path
 
-import pandas as pd
-
 from seed.report import learning, references, roofline, throughput, timeline
 from seed.report.learning import FIGURES, WINDOW
 from seed.report.references import REFERENCES, ReportError, load_references
 from seed.report.text import machine_text, rel
 from seed.report.timeline import TIMELINE_DOCS
-from seed.results.bench import (
-    find_compare_files,
-    find_sweep_files,
-    load_all,
-    load_compare,
-    load_sweep,
-)
-from seed.results.files import ResultsError, check_root
+from seed.results.compare import Compare, find_compare_files, load_compare
+from seed.results.files import ResultsError, check_root, load_all
 from seed.results.roofline import find_roofline_files, load_roofline
 from seed.results.run_dirs import Run, is_training_run, load_runs
+from seed.results.sweep import Sweep, find_sweep_files, load_sweep
 from seed.results.timeline import find_timeline_files, load_timeline
 
 __all__ = ["FIGURES", "REFERENCES", "TIMELINE_DOCS", "WINDOW", "ReportError", "build",
@@ -69,8 +62,8 @@ class _Inputs:
     """Everything the report reads under a results root, and what it left out."""
     refs: dict
     runs: list[Run]
-    compares: list[pd.DataFrame]
-    sweeps: list[pd.DataFrame]
+    compares: list[Compare]
+    sweeps: list[Sweep]
     roofs: list
     timelines: list
     problems: list[str]
@@ -83,8 +76,9 @@ def _load(root: Path) -> _Inputs:
     sweeps, bad_sweeps = load_all(root, find_sweep_files, lambda p: load_sweep(p, root))
     roofs, bad_roofs = load_all(root, find_roofline_files, load_roofline)
     timelines, bad_timelines = load_all(
-        root, lambda _: [p for df in compares for p in find_timeline_files(
-            df["compare_dir"].iloc[0], df.loc[df["arch"] == "seed", "run"])], load_timeline)
+        root, lambda _: [p for c in compares
+                         for p in find_timeline_files(c.directory, c.seed_runs())],
+        load_timeline)
     # The readers' reasons name files by the path they were given: make them relative to the
     # root, so the report reads the same wherever it is built from.
     problems = [f"{rel(path, root)}: {why.replace(str(root) + os.sep, '')}"
@@ -103,17 +97,17 @@ def _by_benchmark(inputs: _Inputs) -> dict[str, tuple[list, list]]:
     for r in inputs.runs:
         if is_training_run(r):
             by_bench.setdefault(r.benchmark, ([], []))[0].append(r)
-    for df in inputs.compares:
-        by_bench.setdefault(_benchmark(str(df["benchmark"].iloc[0])), ([], []))[1].append(df)
+    for c in inputs.compares:
+        by_bench.setdefault(_benchmark(c.benchmark), ([], []))[1].append(c)
     return by_bench
 
 
-def _machines(bench: str, runs: list[Run], compares: list[pd.DataFrame],
+def _machines(bench: str, runs: list[Run], compares: list[Compare],
               all_runs: list[Run]) -> list[str]:
     """The machines of a benchmark's training runs and of its compares' runs (among
     ``all_runs``, every run loaded), each once, in that order; then the engine caveats of
     every run of the benchmark (compares' too: they ran on the same engine builds)."""
-    compare_dirs = {Path(df["compare_dir"].iloc[0]) for df in compares}
+    compare_dirs = {c.directory for c in compares}
     seen = []
     for run in runs + [r for r in all_runs if r.path.parent in compare_dirs]:
         text = machine_text(run.machine)
@@ -124,7 +118,7 @@ def _machines(bench: str, runs: list[Run], compares: list[pd.DataFrame],
     return ([f"- {m}" for m in seen] or ["- not recorded"]) + [f"- {c}" for c in caveats]
 
 
-def _benchmark_lines(bench: str, runs: list[Run], compares: list[pd.DataFrame],
+def _benchmark_lines(bench: str, runs: list[Run], compares: list[Compare],
                      inputs: _Inputs, root: Path, out_dir: Path) -> list[str]:
     """One benchmark's part of the report: its machines, then its sections."""
     refs = inputs.refs.get(bench) or {}
@@ -137,7 +131,7 @@ def _benchmark_lines(bench: str, runs: list[Run], compares: list[pd.DataFrame],
         lines += throughput.details_section(bench, compares, root)
         lines += timeline.section(bench, compares, inputs.timelines, root)
         lines += throughput.before_after_section(bench, compares, root)
-    sweeps = [df for df in inputs.sweeps if _benchmark(str(df["benchmark"].iloc[0])) == bench]
+    sweeps = [s for s in inputs.sweeps if _benchmark(s.benchmark) == bench]
     if sweeps:
         lines += throughput.sweep_section(bench, sweeps, root)
     keys = roofline.roofline_keys(runs, compares)

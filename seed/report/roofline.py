@@ -5,19 +5,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pandas as pd
-
 from seed.report.text import heading, rel
-from seed.results.bench import compare_config
+from seed.results.compare import Compare
 from seed.results.roofline import Roofline, inference_vs_bare_rows, roofline_rows
 from seed.results.run_dirs import Run
 from seed.results.text import markdown_table
 
 
-def roofline_keys(runs: list[Run], compares: list[pd.DataFrame]) -> set:
+def roofline_keys(runs: list[Run], compares: list[Compare]) -> set:
     """(env, network, agent) of a benchmark's runs and compares: the rooflines it owns."""
     configs = [r.config for r in runs]
-    configs += [compare_config(df["compare_dir"].iloc[0]) for df in compares]
+    configs += [c.config for c in compares]
     return {(c.get("env"), c.get("network"), c.get("agent", "vtrace")) for c in configs}
 
 

@@ -4,25 +4,24 @@ and the model-size sweeps."""
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
-import pandas as pd
-
 from seed.report.text import heading, plural, rel
-from seed.results.bench import load_compare_json
-from seed.results.tables import before_after_pairs, compare_details, compare_ratios, network_text
+from seed.results.compare import Compare
+from seed.results.sweep import Sweep
+from seed.results.tables import before_after_pairs, compare_details, compare_ratios
 from seed.results.text import markdown_table, num
 
 
-def throughput_section(bench: str, compares: list[pd.DataFrame], root: Path) -> list[str]:
+def throughput_section(bench: str, compares: list[Compare], root: Path) -> list[str]:
     ratios = compare_ratios(compares)
     details = compare_details(compares).set_index("compare_dir")
+    roofs = {str(c.directory): c.roofline for c in compares}
     rows = []
     for _, r in ratios.iterrows():
         d = details.loc[r["compare_dir"]]
-        roof = load_compare_json(Path(r["compare_dir"]) / "compare.json").get("roofline") or {}
+        roof = roofs[r["compare_dir"]]
         share = " / ".join(num(roof.get(f"{a}_fraction"), ".0%") for a in ("seed", "impala"))
         if roof and d["ceiling_mismatch"]:
             share += f" (roofline config differs: {d['ceiling_mismatch']})"
@@ -46,7 +45,7 @@ def throughput_section(bench: str, compares: list[pd.DataFrame], root: Path) -> 
                               "turns share"], rows) + [""])
 
 
-def details_section(bench: str, compares: list[pd.DataFrame], root: Path) -> list[str]:
+def details_section(bench: str, compares: list[Compare], root: Path) -> list[str]:
     """What each compare's runs measured besides frames/s, in the throughput table's order."""
     order = compare_ratios(compares)["compare_dir"]
     details = compare_details(compares).set_index("compare_dir")
@@ -90,7 +89,7 @@ def _change(before: float, after: float, fmt: str = ",.0f", percent: bool = True
     return text
 
 
-def before_after_section(bench: str, compares: list[pd.DataFrame], root: Path) -> list[str]:
+def before_after_section(bench: str, compares: list[Compare], root: Path) -> list[str]:
     """Each before/after pair of compares (:func:`before_after_pairs`), side by side."""
     ratios = compare_ratios(compares).set_index("compare_dir")
     details = compare_details(compares).set_index("compare_dir")
@@ -120,32 +119,15 @@ def before_after_section(bench: str, compares: list[pd.DataFrame], root: Path) -
                               "SEED batch inference ms", "SEED lock-step share"], rows) + [""])
 
 
-def _kwargs(text) -> dict:
-    """A sweep row's ``network_kwargs`` (JSON text); {} where it is absent or not JSON."""
-    try:
-        value = json.loads(text) if isinstance(text, str) else {}
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
-
-
-def sweep_section(bench: str, sweeps: list[pd.DataFrame], root: Path) -> list[str]:
+def sweep_section(bench: str, sweeps: list[Sweep], root: Path) -> list[str]:
     """Each model-size sweep (``seed compare --sweep-network``): one row per size."""
     out = [heading(bench, "model-size sweep"), ""]
-    for df in sweeps:
-        out += [f"`{rel(df['source'].iloc[0], root)}`: inference CPU per sample in "
+    for sweep in sweeps:
+        out += [f"`{rel(sweep.source, root)}`: inference CPU per sample in "
                 "microseconds, measured alone at batch 1, at an IMPALA actor's batch and at "
                 "SEED's learner batch; SEED/IMPALA frames/s and per CPU-second.", ""]
-        rows = [[r["size"],
-                 network_text(r.get("network", "?"), _kwargs(r.get("network_kwargs"))),
-                 num(r.get("parameters")),
-                 " / ".join(num(r.get(f"inf_cpu_us_per_sample_{k}"))
-                            for k in ("b1", "actor_batch", "seed_batch")),
-                 num(r.get("seed_fps")), num(r.get("impala_fps")),
-                 num(r.get("fps_ratio"), ".2f"), num(r.get("frames_per_cpu_s_ratio"), ".2f")]
-                for _, r in df.iterrows()]
         out += markdown_table(["size", "network", "parameters", "inference us per sample: 1 / "
                                "actor / SEED batch", "SEED fps", "IMPALA fps", "ratio",
-                               "per CPU-s"], rows)
+                               "per CPU-s"], sweep.rows())
         out += [""]
     return out

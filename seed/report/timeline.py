@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pandas as pd
-
 from seed.report.text import heading, rel
+from seed.results.compare import Compare
 from seed.results.tables import compare_ratios, lockstep_cycles
 from seed.results.timeline import CYCLE_GROUPS, Timeline
 from seed.results.text import markdown_table, num
@@ -16,11 +15,11 @@ from seed.results.text import markdown_table, num
 TIMELINE_DOCS = "../docs/performance.md#where-a-lock-step-cycle-goes-seed-timeline"
 
 
-def section(bench: str, compares: list[pd.DataFrame], timelines: list[Timeline],
+def section(bench: str, compares: list[Compare], timelines: list[Timeline],
                     root: Path) -> list[str]:
     """Each SEED run's lock-step cycles, where its compare recorded a timeline; [] where none
     of ``compares`` did. Rows in the throughput table's order of the compares."""
-    dirs = {str(df["compare_dir"].iloc[0]) for df in compares}
+    dirs = {str(c.directory) for c in compares}
     mine = [t for t in timelines if str(Path(t.source).parent.parent) in dirs]
     if not mine:
         return []

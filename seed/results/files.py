@@ -27,7 +27,29 @@ class RunDirError(ResultsError):
 
 
 class ResultsFileError(ResultsError):
-    """A compare/sweep/roofline file that is missing, empty or damaged."""
+    """A compare/sweep/roofline/timeline file that is missing, empty or damaged."""
+
+
+def load_all(root, finder, loader) -> tuple[list, list[tuple[Path, str]]]:
+    """``loader`` over every file ``finder(root)`` finds: (loaded, [(file, reason)])."""
+    loaded, skipped = [], []
+    for p in finder(root):
+        try:
+            loaded.append(loader(p))
+        except ResultsFileError as e:
+            skipped.append((p, str(e)))
+    return loaded, skipped
+
+
+def write_rows(path: Path, rows: list[dict], columns: list[str]) -> None:
+    """A CSV of ``rows`` in ``columns``: a missing figure empty, a float to 6 significant
+    digits (what :func:`read_csv` reads back)."""
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(columns)
+        for r in rows:
+            w.writerow(["" if r.get(c) is None else
+                        (f"{r[c]:.6g}" if isinstance(r[c], float) else r[c]) for c in columns])
 
 
 def check_root(root) -> Path:

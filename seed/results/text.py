@@ -25,3 +25,11 @@ def markdown_table(header: list[str], rows: list[list[str]]) -> list[str]:
     """A markdown table's lines."""
     return (["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
             + ["| " + " | ".join(map(str, r)) + " |" for r in rows])
+
+
+def network_text(network: str, kwargs: dict | None) -> str:
+    """``mlp hidden_sizes 64x64``: a network and its keyword arguments, short."""
+    parts = [str(network or "?")]
+    for k, v in sorted((kwargs or {}).items()):
+        parts.append(f"{k} {'x'.join(map(str, v)) if isinstance(v, (list, tuple)) else v}")
+    return " ".join(parts)

@@ -13,6 +13,7 @@ import pytest
 from seed.bench import compare, roofline, sweep
 from seed.cli import main
 from seed.config import Config, ConfigError, make_config
+from seed.results.compare import RUN_COLUMNS
 from seed.results.roofline import from_json, load_roofline
 
 # -- compare ---------------------------------------------------------------------------
@@ -64,7 +65,7 @@ def test_compare_end_to_end_serve(tmp_path, capsys):
     with open(out / "compare.csv") as f:
         rows = list(csv.DictReader(f))
     assert [r["run"] for r in rows] == ["seed-1", "impala-1", "seed-2"]
-    assert set(compare.COLUMNS) <= set(rows[0])
+    assert set(RUN_COLUMNS) <= set(rows[0])
     data = json.loads((out / "compare.json").read_text())
     for key in ("command", "machine", "mode", "seconds", "config", "runs", "fps_ratio",
                 "seed_fps_mean", "impala_fps", "steady_state_rule"):

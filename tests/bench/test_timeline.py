@@ -18,6 +18,7 @@ from seed.bench import timeline as analysis
 from seed.cli import main
 from seed.config import make_config
 from seed.metrics import timeline as rec
+from seed.results.compare import RUN_COLUMNS
 from seed.results.timeline import SEGMENTS, from_json
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -223,7 +224,7 @@ def test_compare_timeline_records_and_breaks_down_the_seed_runs_only(tmp_path, m
             write_lockstep(run_dir)
         else:
             run_dir.mkdir(parents=True)
-        row = {c: None for c in compare.COLUMNS}
+        row = {c: None for c in RUN_COLUMNS}
         row.update(run=run_dir.name, arch=arch, rc=0, steady=True, fps=100.0,
                    run_dir=str(run_dir))
         return row
