@@ -17,7 +17,7 @@ impala_resnet         medium     impala_resnet, channels=[16, 32, 32] (IMPALA's 
 Any registered network name (``nature_cnn``, ``impala_resnet`` ...) may be given as
 well and is used with its default kwargs. For each size the full compare (SEED,
 IMPALA, SEED) runs into ``DIR/<name>/``; then, with no run active, the per-sample
-inference cost of each network is measured (:func:`seed.bench.roofline.measure_inference`:
+inference cost of each network is measured (:func:`seed.bench.costs.measure_inference`:
 CPU seconds of ``agent.infer`` per env at batch 1, at envs_per_actor (an IMPALA
 actor's batch) and at the SEED batch). ``DIR/sweep.csv`` has one row per size and
 ``DIR/sweep.png`` plots FPS and frames per CPU-second against the inference cost at
@@ -68,7 +68,7 @@ def parse_sizes(text: str, base_network: str) -> list[tuple[str, str, dict]]:
 
 def inference_costs(config: Config, seconds: float) -> dict:
     """CPU seconds per sample of agent.infer at batch 1, envs_per_actor and the SEED batch."""
-    from seed.bench.roofline import build_agent, measure_inference
+    from seed.bench.costs import build_agent, measure_inference
     from seed.runtime.seed_arch import sizing
     agent, spec = build_agent(config)
     obs_space, frames_per_step = spec.observation_space, spec.frames_per_step

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from seed.bench import compare, roofline, sweep
+from seed.bench import ceilings, compare, costs, roofline, sweep
 from seed.cli import main
 from seed.config import Config, ConfigError, make_config
 from seed.results.compare import RUN_COLUMNS
@@ -135,17 +135,17 @@ def test_roofline_json_and_ceiling_formula(tmp_path):
     assert "bare TensorFlow train step: 40.00 ms a step; agent at 0.50 of bare" in text
     # compare reads it: fractions of the ceiling per architecture
     summary = {"seed_fps_mean": ceil["seed_serve"] / 2, "impala_fps": ceil["impala_serve"] / 4}
-    frac = compare.ceiling_fractions(path, "serve", summary, cfg.to_json())
+    frac = ceilings.ceiling_fractions(path, "serve", summary, cfg.to_json())
     assert frac["seed_fraction"] == pytest.approx(0.5)
     assert frac["impala_fraction"] == pytest.approx(0.25)
     assert frac["mismatched"] == []
     same = dict(cfg.to_json(), network_kwargs={"hidden_sizes": [64, 64]})  # the default
-    assert compare.ceiling_fractions(path, "serve", summary, same)["mismatched"] == []
+    assert ceilings.ceiling_fractions(path, "serve", summary, same)["mismatched"] == []
     other = dict(cfg.to_json(), network_kwargs={"hidden_sizes": [512, 512]})
-    assert compare.ceiling_fractions(path, "serve", summary, other)["mismatched"] == \
+    assert ceilings.ceiling_fractions(path, "serve", summary, other)["mismatched"] == \
         ["network_kwargs"]
     polled = dict(cfg.to_json(), cpu_idle_poll=True)  # measured with halting cores
-    assert compare.ceiling_fractions(path, "serve", summary, polled)["mismatched"] == \
+    assert ceilings.ceiling_fractions(path, "serve", summary, polled)["mismatched"] == \
         ["cpu_idle_poll"]
     # SEED's steps in turn: inference of the batch of all 4 envs, both actors' 2 steps
     # (one process per core at most), the data path's cycle
@@ -175,9 +175,9 @@ def test_roofline_json_and_ceiling_formula(tmp_path):
         summary["seed_fps_mean"] / turns["with_data_path_frames_per_s"])
     assert "the same turns run for real without SEED" in table
     # it bounds that schedule's serve runs only
-    assert "seed_lockstep_fraction" not in compare.ceiling_fractions(
+    assert "seed_lockstep_fraction" not in ceilings.ceiling_fractions(
         path, "train", summary, cfg.to_json())
-    assert "seed_lockstep_fraction" not in compare.ceiling_fractions(
+    assert "seed_lockstep_fraction" not in ceilings.ceiling_fractions(
         path, "serve", summary, dict(cfg.to_json(), actor_splits=2))
 
 
@@ -185,14 +185,14 @@ def test_ceiling_fractions_without_or_with_a_damaged_roofline(tmp_path):
     summary = {"seed_fps_mean": 100.0, "impala_fps": 50.0}
     config = make_config(env="toy:catch", network="mlp").to_json()
     path = tmp_path / "roofline" / "toy_catch_mlp.json"
-    assert compare.ceiling_fractions(path, "serve", summary, config) is None
+    assert ceilings.ceiling_fractions(path, "serve", summary, config) is None
     path.parent.mkdir()
     path.write_text('{"env": "toy:catch"}')  # read through seed.results: its one-line reason
-    assert compare.ceiling_fractions(path, "serve", summary, config) == {
+    assert ceilings.ceiling_fractions(path, "serve", summary, config) == {
         "path": str(path),
         "error": f"{path}: has no 'ceilings' mapping (not written by seed roofline)"}
     path.write_text('{"ceilings": ')
-    assert compare.ceiling_fractions(path, "serve", summary, config)["error"].startswith(
+    assert ceilings.ceiling_fractions(path, "serve", summary, config)["error"].startswith(
         f"{path}: not valid JSON")
 
 
@@ -226,9 +226,9 @@ def test_roofline_times_an_r2d2_step_whatever_its_replay_ratio():
     cfg = make_config(env="toy:catch", network="mlp", agent="r2d2", actors=1, envs_per_actor=4,
                       eval_envs=1, unroll_length=4, burn_in=1, batch_size=2, replay_min_size=2,
                       replay_ratio=4.0, network_kwargs={"lstm_size": 8}, arch="seed")
-    agent, spec = roofline.build_agent(cfg)
+    agent, spec = costs.build_agent(cfg)
     assert agent.new_buffer().limiter.samples_per_insert == 0
-    timer = roofline.training_timer(agent, cfg, spec.observation_space, 1, min_steps=20)
+    timer = costs.training_timer(agent, cfg, spec.observation_space, 1, min_steps=20)
     assert timer(0.0)["steps"] >= 20
 
 
@@ -293,7 +293,7 @@ def test_alternate_runs_the_timers_in_turns_and_sums_their_blocks():
 
 
 def test_a_roofline_measured_with_idle_cores_polling_has_its_own_default_file():
-    assert compare.roofline_path("atari:Pong", "nature_cnn") == \
+    assert ceilings.roofline_path("atari:Pong", "nature_cnn") == \
         Path("results/roofline/atari_Pong_nature_cnn.json")
-    assert compare.roofline_path("atari:Pong", "nature_cnn", cpu_idle_poll=True) == \
+    assert ceilings.roofline_path("atari:Pong", "nature_cnn", cpu_idle_poll=True) == \
         Path("results/roofline/atari_Pong_nature_cnn-idlepoll.json")
