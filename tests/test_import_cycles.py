@@ -7,7 +7,7 @@ most specific module it loads: ``from seed.runtime import checkpoint`` is an
 edge to ``seed.runtime.checkpoint``, ``from seed.config import Config`` one to
 ``seed.config``.
 
-Modules can be free of cycles while their packages are not (``seed.results.bench`` importing
+Modules can be free of cycles while their packages are not (``seed.results.bench`` once imported
 ``seed.bench.timeline``, which imports ``seed.results.files``): the packages are checked too,
 each module counted in the package right under the top one (``seed.runtime.seed_arch.learner``
 in ``seed.runtime``; a module at the top, ``seed.cli``, stands for itself).
