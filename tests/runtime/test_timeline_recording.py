@@ -1,5 +1,6 @@
-"""timeline (the run's instrumentation): the SEED learner service and actors record their stamps and write them
-into the run directory when they stop; off (the default), nothing is recorded or written."""
+"""timeline (the run's instrumentation): the SEED learner service and actors record their
+stamps and write them into the run directory when they stop; off (the default), they stamp
+into timeline.OFF and nothing is written."""
 
 import json
 import threading
