@@ -37,10 +37,12 @@ class OptimizerSettings:
         if self.optimizer not in ("adam", "rmsprop"):
             raise ConfigError(f"optimizer must be adam or rmsprop, not {self.optimizer!r}")
         epsilon = "adam_epsilon" if self.optimizer == "adam" else "rms_epsilon"
-        for name in ("learning_rate", epsilon):
-            value = getattr(self, name)
-            if not value > 0:  # also refuses NaN
-                raise ConfigError(f"{name} must be positive, got {value}")
+        if not getattr(self, epsilon) > 0:  # also refuses NaN
+            raise ConfigError(f"{epsilon} must be positive, got {getattr(self, epsilon)}")
+        # 0 is allowed: a learner that never moves its weights (the recurrent path's check,
+        # tests/e2e/test_recurrent_path.py, holds the learner's policy to the actors' so).
+        if not self.learning_rate >= 0:
+            raise ConfigError(f"learning_rate must be >= 0, got {self.learning_rate}")
         if not 0 <= self.adam_beta1 < 1:
             raise ConfigError(f"adam_beta1 must be in [0, 1), got {self.adam_beta1}")
         if not 0 <= self.rms_decay < 1:

@@ -43,13 +43,19 @@ METRICS_COLUMNS = [
                             # columns above count the training envs' episodes only
 ]
 # Learning diagnostics (seed/agents/diagnostics.py): each the mean over the interval's train
-# steps; blank where the agent has no such quantity (R2D2 has no policy entropy or rho).
+# steps (a max_* column: their max); blank where the agent has no such quantity (R2D2 has no policy entropy or rho).
 LEARNING_COLUMNS = [
     "entropy",              # policy entropy, nats per step
     "mean_rho",             # mean importance ratio pi/mu of the actions taken
     "mean_abs_log_rho",     # mean |log pi/mu|: policy lag between actor and learner
+    "max_abs_log_rho",      # the largest |log pi/mu| of any step in the interval (the one
+                            # learning column that is a max, not a mean): with the learning
+                            # rate at 0 it is float rounding, or a recurrent path that gave
+                            # the learner another core state or input than the actor had
     "value_loss",           # 0.5 mean squared error of the value against its target
     "explained_variance",   # 1 - Var(target - value) / Var(target)
+    "critic_collapsed",     # 1 once the critic has collapsed (seed/metrics/critic_watch.py),
+                            # 0 while it has not, blank before 0.5M frames
     "grad_norm",            # global gradient norm before clipping
     "learning_rate",
     "update_ratio",         # ||delta theta|| / ||theta|| of one optimizer step

@@ -44,9 +44,8 @@ def test_bad_split_and_replay_settings_fail_with_one_line(overrides, message):
 
 
 @pytest.mark.parametrize("overrides,message", [
-    ({"learning_rate": 0.0}, "learning_rate must be positive"),
-    ({"learning_rate": -1e-4}, "learning_rate must be positive"),
-    ({"learning_rate": float("nan")}, "learning_rate must be positive"),
+    ({"learning_rate": -1e-4}, "learning_rate must be >= 0"),
+    ({"learning_rate": float("nan")}, "learning_rate must be >= 0"),
     ({"optimizer": "adam", "adam_epsilon": 0.0}, "adam_epsilon must be positive"),
     ({"optimizer": "rmsprop", "rms_epsilon": -0.01}, "rms_epsilon must be positive"),
     ({"optimizer": "sgd"}, "optimizer must be adam or rmsprop"),

@@ -226,7 +226,7 @@ def test_resume_of_a_dir_without_a_checkpoint_is_one_clear_line(tmp_path):
     (["--agent", "r2d2", "--arch", "impala"], "r2d2 agent runs under --arch seed only"),
     (["--set", "unroll_lenght=5"], "unknown config key unroll_lenght"),
     (["--set", "burn_in=2"], "burn_in belongs to the r2d2 agent"),
-    (["--set", "learning_rate=0"], "learning_rate must be positive"),
+    (["--set", "learning_rate=-0.1"], "learning_rate must be >= 0"),
     (["--set", "loss_reduction=median"], "loss_reduction must be mean or sum"),
 ])
 def test_configs_that_cannot_work_fail_at_start_with_one_line(tmp_path, args, message):
