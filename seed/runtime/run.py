@@ -31,6 +31,7 @@ import envs
 from seed.config import (Config, ConfigError, config_paths, from_paths, from_saved,
                          paths)
 from seed.launch.base import Launcher
+from seed.metrics.critic_watch import CriticWatch
 from seed.metrics.machine import learner_device, machine_facts
 from seed.metrics.writer import MetricsWriter
 from seed.runtime import architectures, checkpoint, cpu_idle
@@ -122,6 +123,11 @@ class _Interval:
         return row
 
 
+#: What a checkpoint was trained for: a resume may not change it (another level, frame size or
+#: network would train the saved weights on what they never saw, or fail to load them).
+RESUME_FIXED = ("env", "env_kwargs", "agent", "network", "network_kwargs")
+
+
 def resumed_config(run_dir: Path, given: dict) -> tuple[Config, dict]:
     """The saved run's config with every field in ``given`` (what the user asked for
     explicitly, any spelling) set as given; returns it with ``{path: (saved, given)}`` of
@@ -137,6 +143,11 @@ def resumed_config(run_dir: Path, given: dict) -> tuple[Config, dict]:
     values = config_paths(config)
     changed = {k: (values.get(k), v) for k, v in given.items()
                if k != "logdir" and values.get(k) != v}
+    for key in RESUME_FIXED:
+        if key in changed:
+            saved_value, given_value = changed[key]
+            raise ConfigError(f"cannot resume {run_dir} under {key} {given_value!r}: it was "
+                              f"trained with {key} {saved_value!r}; start a new run for that")
     config = from_paths({**values, **{k: v for k, (_, v) in changed.items()},
                          "logdir": str(run_dir)})
     return config, changed
@@ -303,6 +314,7 @@ class _RunRecord:
         self.wall_offset = float(counters.get("wall_time", 0.0))  # a resumed run's wall time
         self.resumed_frames = int(counters.get("env_steps", 0)) * self.frames_per_step
         self.writer = MetricsWriter(run_dir, relu_columns=core.agent.relu_columns)
+        self.critic_watch = CriticWatch(core.agent.relu_columns)
         self.start = time.monotonic()
         self.interval = _Interval(self.frames_per_step, core.stats.env_steps,
                                   core.stats.env_steps_trained)
@@ -324,6 +336,7 @@ class _RunRecord:
             (self.recent_eval if evaluation else self.recent_returns).append(ret)
         del self.recent_returns[:-100], self.recent_eval[:-100]
         row = self.interval.row(sample, self.core, self.service, wall)
+        row.update(self.critic_watch.check(row))
         self.writer.write_metrics(row)
         self.progress.update(row, self.recent_returns)
         self.logged = {"env_steps": sample["env_steps"],
