@@ -52,12 +52,18 @@ def curve_over_runs(curves: list[tuple[np.ndarray, np.ndarray]],
                          "runs": len(curves)})
 
 
+def last_returns(episodes: pd.DataFrame, window: int = 100) -> np.ndarray:
+    """The returns of the last ``window`` episodes, by frames (then wall time, then the
+    order logged): what a run's summary.json averages, and :func:`final_return`."""
+    ordered = episodes.sort_values(["env_frames", "wall_time"], kind="stable")
+    return ordered["episode_return"].tail(window).to_numpy(float)
+
+
 def final_return(episodes: pd.DataFrame, window: int = 100) -> float:
     """Mean return of the last ``window`` episodes (by frames); NaN without episodes."""
     if not len(episodes):
         return float("nan")
-    ordered = episodes.sort_values(["env_frames", "wall_time"], kind="stable")
-    return float(ordered["episode_return"].tail(window).mean())
+    return float(last_returns(episodes, window).mean())
 
 
 def first_reaching(episodes: pd.DataFrame, threshold: float, window: int = 100) -> dict | None:
