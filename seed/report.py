@@ -52,7 +52,7 @@ from seed.results.bench import (
     load_sweep,
     load_timeline,
 )
-from seed.results.curves import final_return, first_reaching, goal_outcome
+from seed.results.curves import final_return, first_reaching, goal_outcome, goal_over_seeds
 from seed.results.files import ResultsError, check_root
 from seed.results.run_dirs import (
     Run,
@@ -66,7 +66,9 @@ from seed.results.tables import (
     CYCLE_GROUPS,
     before_after_pairs,
     compare_details,
+    compare_loads,
     compare_ratios,
+    foreign_load,
     lockstep_cycles,
     network_text,
 )
@@ -76,6 +78,10 @@ FIGURES = "report"  # folder beside REPORT.md
 #: docs/performance.md's section on ``seed timeline``, from REPORT.md in results/.
 TIMELINE_DOCS = "../docs/performance.md#where-a-lock-step-cycle-goes-seed-timeline"
 WINDOW = 100  # episodes in the mean that must reach a threshold, unless references.yaml says
+#: A wall time or frames/s read over metrics rows whose mean foreign load (``foreign_cpu``:
+#: the share of the machine's CPU used outside the run's process tree) is above this share
+#: is marked "loaded" wherever the report prints it: half a core of a 2-core machine.
+LOADED = 0.25
 #: Learning diagnostics (metrics.csv columns) the report gives each run's last value of.
 END_DIAGNOSTICS = {"entropy": "entropy", "explained_variance": "explained variance",
                    "mean_abs_log_rho": "policy lag abs(log rho)",
@@ -155,9 +161,72 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
 # --------------------------------------------------------------------------- sections
 
 def run_status(run: Run) -> str:
-    if run.summary is None:
+    """Plainly: ran its budget, or stopped early (at what share of it, by what), or not
+    finished; with the number of segments of a resumed run."""
+    summary = run.summary
+    if summary is None:
         return "not finished (no summary.json): in progress or stopped"
-    return f"finished (stopped by {run.summary.get('stopped_by', '?')})"
+    ran = int(run.metrics["env_frames"].max())
+    budget = int(run.config.get("frames") or 0)
+    by = summary.get("stopped_by", "?")
+    if by == "budget":
+        text = "ran its budget"
+    elif by in ("SIGINT", "SIGTERM"):
+        text = (f"stopped early at {ran / budget:.0%} of its budget ({by})" if budget
+                else f"stopped early ({by})")
+    else:
+        text = f"failed: {by}"
+    segments = run_segments(run)
+    return text + (f"; {segments}" if segments else "")
+
+
+def run_segments(run: Run) -> str:
+    """"2 segments (resumed)" for a resumed run, "" for a run of one segment. A summary.json
+    from before the count was kept tells a resume only by its segment's seconds falling
+    short of the run's wall time: "resumed: at least 2 segments"."""
+    summary = run.summary or {}
+    if "segments" in summary:
+        n = int(summary["segments"])
+        if n < 2:
+            return ""
+        return (f"{n} segments (resumed)" if summary.get("segments_exact", True)
+                else f"resumed: at least {n} segments")
+    seconds = summary.get("seconds")
+    wall = float(run.metrics["wall_time"].max())
+    if seconds is not None and wall - float(seconds) > max(60.0, 0.05 * wall):
+        return "resumed: at least 2 segments (not counted then)"
+    return ""
+
+
+def load_text(values: list) -> str:
+    """What the foreign loads of the runs behind a figure say of it: "" when every run
+    recorded its load and none was above :data:`LOADED`; else "loaded", "load not
+    recorded", or the counts of each among several runs."""
+    n = len(values)
+    loaded = sum(v is not None and v > LOADED for v in values)
+    unknown = sum(v is None for v in values)
+    parts = []
+    if loaded:
+        parts.append("loaded" if n == 1 else f"{loaded} of {n} runs loaded")
+    if unknown:
+        parts.append("load not recorded" if unknown == n
+                     else f"{unknown} of {n} runs load not recorded")
+    return "; ".join(parts)
+
+
+def _marked(text: str, values: list) -> str:
+    """``text`` with :func:`load_text` of ``values`` after it, in parentheses."""
+    note = load_text(values)
+    return f"{text} ({note})" if note else text
+
+
+def _load_cell(metrics: pd.DataFrame) -> str:
+    """A run's foreign load: its mean and max over the rows, "loaded" above :data:`LOADED`."""
+    mean = foreign_load(metrics)
+    if mean is None:
+        return "not recorded"
+    peak = float(pd.to_numeric(metrics["foreign_cpu"], errors="coerce").max())
+    return f"{mean:.0%} mean, {peak:.0%} max" + (" (loaded)" if mean > LOADED else "")
 
 
 def _heading(bench: str, section: str) -> str:
@@ -184,11 +253,16 @@ def threshold_rows(runs: list[Run], thresholds: list[float], window: int = WINDO
             f"{arch} ({', '.join(r.run_id for r in members)})"
         row = [name, str(len(members))]
         for t in thresholds:
-            hits = [first_reaching(episodes(r.episodes), t, window) for r in members]
-            reached = [h for h in hits if h is not None]
-            row.append(f"{_span([h['env_frames'] for h in reached], lambda v: _frames(v))}; "
-                       f"{_span([h['wall_time'] for h in reached], lambda v: f'{v:,.0f} s')} "
-                       f"[{len(reached)}/{len(members)}]")
+            hits = [(r, first_reaching(episodes(r.episodes), t, window)) for r in members]
+            reached = [(r, h) for r, h in hits if h is not None]
+            wall = _span([h["wall_time"] for _, h in reached], lambda v: f"{v:,.0f} s")
+            if reached:
+                wall = _marked(wall, [foreign_load(r.metrics, h["env_frames"])
+                                      for r, h in reached])
+            lost = sum(not h["held"] for _, h in reached)
+            row.append(f"{_span([h['env_frames'] for _, h in reached], lambda v: _frames(v))}; "
+                       f"{wall} [{len(reached)}/{len(members)}]"
+                       + (f" ({lost} not held)" if lost else ""))
         rows.append(row)
     return rows
 
@@ -202,15 +276,22 @@ def _goal_lines(bench: str, runs: list[Run], goal, window: int) -> list[str]:
     except (TypeError, KeyError, ValueError):
         raise ReportError(f"{REFERENCES}: {bench}: goal needs a numeric return and frames, "
                           f"as goal: {{return: 21, frames: 20000000, why: ...}}") from None
+    if goal.get("seeds") is not None:
+        return _goal_over_seeds_lines(bench, runs, goal, target, budget, why, window)
     out = ["", f"Goal: a mean of {window} consecutive training episodes of {target:g} within "
            f"{_frames(budget)} frames" + (f" ({why})" if why else "") + ". Per run: met (at "
-           "the frames it first did), missed (it ran past the budget without; where it got "
-           "there later, if it did) or open (it stopped short of the budget).", ""]
+           "the frames it first did; \"not held\" where the mean fell below it again within "
+           f"the next {window} episodes or was reached only in the run's last log row), "
+           "missed (it ran past the budget without; where it got there later, if it did) or "
+           "open (it stopped short of the budget).", ""]
     outcomes: dict = {}
     for r in runs:
         ran = int(r.metrics["env_frames"].max())
         kind, frames = goal_outcome(training_episodes(r.episodes), ran, target, budget, window)
         note = r.run_id + (f" at {_frames(frames)}" if frames is not None else "")
+        if kind == "met" and not first_reaching(training_episodes(r.episodes), target,
+                                                window)["held"]:
+            note += ", not held"
         if kind == "open":
             note += f", stopped at {_frames(ran)}"
         outcomes.setdefault(r.architecture, {"met": [], "missed": [], "open": []})[kind].append(
@@ -220,6 +301,35 @@ def _goal_lines(bench: str, runs: list[Run], goal, window: int) -> list[str]:
              for k in ("met", "missed", "open")]
             for arch, o in sorted(outcomes.items())]
     return out + _table(["architecture", "runs", "met", "missed", "open"], rows)
+
+
+def _goal_over_seeds_lines(bench: str, runs: list[Run], goal: dict, target: float,
+                           budget: int, why: str, window: int) -> list[str]:
+    """A goal judged over the median of ``goal["seeds"]`` at the budget, per architecture
+    (:func:`seed.results.curves.goal_over_seeds`)."""
+    try:
+        seeds = [int(x) for x in goal["seeds"]]
+    except (TypeError, ValueError):
+        raise ReportError(f"{REFERENCES}: {bench}: goal seeds must be a list of integers, "
+                          f"as seeds: [0, 1, 2]") from None
+    out = ["", f"Goal: over seeds {', '.join(map(str, seeds))}, the median of each seed's mean "
+           f"of {window} consecutive training episodes at {_frames(budget)} frames reaches "
+           f"{target:g}" + (f" ({why})" if why else "") + ". A seed's value is that mean in "
+           "its run that ran to the budget (the median of them where it has several); open "
+           "until every seed has one.", ""]
+    rows = []
+    for arch in sorted({r.architecture for r in runs}):
+        by_seed: dict = {}
+        for r in runs:
+            if r.architecture == arch and r.seed is not None:
+                by_seed.setdefault(int(r.seed), []).append(
+                    (training_episodes(r.episodes), int(r.metrics["env_frames"].max())))
+        kind, median, values = goal_over_seeds(by_seed, target, budget, seeds, window)
+        rows.append([arch, kind, _num(median, ".2f"),
+                     "; ".join(f"seed {k}: {v:.2f}" for k, v in sorted(values.items()))
+                     or "-"])
+    return out + _table(["architecture", "goal", f"median at {_frames(budget)}",
+                         "each seed"], rows)
 
 
 def _last(metrics: pd.DataFrame, column: str) -> float | None:
@@ -262,19 +372,29 @@ def _learning_section(bench: str, runs: list[Run], refs: dict, root: Path,
     except PlotError as e:
         out += [f"No reward curve: {e}.", ""]
     out += _table(["run", "arch", "seed", "env frames", "wall time", "learner steps",
-                   "episodes", "last 100 mean", "status"],
+                   "training episodes", "last 100 mean", "status", "foreign load"],
                   [[_rel(r.path, root), r.architecture, _num(r.seed, "d"),
                     _frames(int(r.metrics["env_frames"].max())),
                     f"{float(r.metrics['wall_time'].max()):,.0f} s",
-                    _num(_last(r.metrics, "learner_steps")), str(len(r.episodes)),
-                    _num(final_return(training_episodes(r.episodes)), ".2f"), run_status(r)]
+                    _num(_last(r.metrics, "learner_steps")),
+                    str(len(training_episodes(r.episodes))),
+                    _num(final_return(training_episodes(r.episodes)), ".2f"), run_status(r),
+                    _load_cell(r.metrics)]
                    for r in runs])
+    out += ["", f"Foreign load: the share of the machine's CPU used outside the run's process "
+            f"tree, per metrics row (`foreign_cpu`): the mean and max over the run's rows, "
+            f"marked loaded when the mean is above {LOADED:.0%} (the wall time beside it was "
+            "taken under that load), and a run from before the record reads "
+            "\"load not recorded\". Last 100 mean: the training episodes' (counted in "
+            "training episodes), as summary.json has it."]
     thresholds, window = refs.get("thresholds") or [], int(refs.get("window", WINDOW))
     eval_window = int(refs["evaluation_window"]) if refs.get("evaluation_window") else None
     if thresholds:
         out += ["", f"Frames and wall time until the mean of {window} consecutive training "
                 "episodes first reaches each return: median (min-max) over the runs of one "
-                "setting that reached it; [reached/runs].", ""]
+                "setting that reached it; [reached/runs]; the foreign load of those runs up "
+                "to their crossing; \"not held\" counts crossings lost again within the next "
+                f"{window} episodes or reached only in a run's last log row.", ""]
         out += _table(["architecture", "runs", *[f"return {t:g}" for t in thresholds]],
                       threshold_rows(runs, thresholds, window))
         if refs.get("goal") is not None:
@@ -288,8 +408,20 @@ def _learning_section(bench: str, runs: list[Run], refs: dict, root: Path,
     return out + [""]
 
 
+def _compare_loads(compares: list[pd.DataFrame]) -> dict:
+    """{compare_dir: [each run's foreign load]}."""
+    return {str(df["compare_dir"].iloc[0]): compare_loads(df) for df in compares}
+
+
+#: What the "foreign load" column of the compare tables says.
+_COMPARE_LOAD = ("foreign load = what the runs' record of the machine's CPU used outside "
+                 f"their process trees says of their frames/s: quiet (none above {LOADED:.0%}), "
+                 "loaded, or load not recorded (runs from before the record)")
+
+
 def _throughput_section(bench: str, compares: list[pd.DataFrame], root: Path) -> list[str]:
     ratios = compare_ratios(compares)
+    loads = _compare_loads(compares)
     details = compare_details(compares).set_index("compare_dir")
     rows = []
     for _, r in ratios.iterrows():
@@ -298,11 +430,12 @@ def _throughput_section(bench: str, compares: list[pd.DataFrame], root: Path) ->
         share = " / ".join(_num(roof.get(f"{a}_fraction"), ".0%") for a in ("seed", "impala"))
         if roof and d["ceiling_mismatch"]:
             share += f" (roofline config differs: {d['ceiling_mismatch']})"
+        load = load_text(loads[r["compare_dir"]]) or "quiet"
         rows.append([_rel(r["compare_dir"], root), r["mode"], r["network"],
                      r["options"] or "-", _num(r["seed_fps"]), _num(r["impala_fps"]),
                      _num(r["fps_ratio"], ".2f"), _num(r["cpu_ratio"], ".2f"),
                      share if roof else "-", _num(d["seed_lockstep_fraction"], ".0%"),
-                     _num(d["seed_turns_fraction"], ".0%")])
+                     _num(d["seed_turns_fraction"], ".0%"), load])
     return ([_heading(bench, "throughput"), "",
              f"{_plural(len(rows), 'compare')}. Steady-state frames/s (SEED: mean of its "
              "runs); ratio = SEED/IMPALA frames/s, per CPU-s = the same per CPU-second of the "
@@ -312,9 +445,10 @@ def _throughput_section(bench: str, compares: list[pd.DataFrame], root: Path) ->
              "serve bound with inference, simulation and data path in turn, each timed alone "
              "(rooflines that measured it); turns share = the same over that bound with "
              "inference and simulation run in turns for real, without SEED "
-             "(seed/bench/turns.py), plus the data path.", ""]
+             f"(seed/bench/turns.py), plus the data path; {_COMPARE_LOAD}.", ""]
             + _table(["compare", "mode", "network", "options", "SEED fps", "IMPALA fps",
-                      "ratio", "per CPU-s", "ceiling share", "lock-step share", "turns share"],
+                      "ratio", "per CPU-s", "ceiling share", "lock-step share", "turns share",
+                      "foreign load"],
                      rows) + [""])
 
 
@@ -322,6 +456,7 @@ def _details_section(bench: str, compares: list[pd.DataFrame], root: Path) -> li
     """What each compare's runs measured besides frames/s, in the throughput table's order."""
     order = compare_ratios(compares)["compare_dir"]
     details = compare_details(compares).set_index("compare_dir")
+    loads = _compare_loads(compares)
     rows = []
     for cd in order:
         d = details.loc[cd]
@@ -334,7 +469,8 @@ def _details_section(bench: str, compares: list[pd.DataFrame], root: Path) -> li
             f"{cpu} / {_num(d['impala_cpu_us'])}",
             f"{_num(d['seed_latency_p50_ms'], '.1f')} / {_num(d['seed_latency_p99_ms'], '.1f')}",
             f"{_num(d['seed_batch'], '.1f')}; {_num(d['seed_batch_ms'], '.2f')} ms",
-            f"{_num(d['impala_inference_ms'], '.2f')}; {_num(d['impala_pull_ms'], '.1f')}"])
+            f"{_num(d['impala_inference_ms'], '.2f')}; {_num(d['impala_pull_ms'], '.1f')}",
+            load_text(loads[cd]) or "quiet"])
     return ([_heading(bench, "inside the compares"), "",
              "What the runs of each compare measured besides frames/s, over their steady "
              "state (SEED: mean of its runs): cores busy = share of all the machine's cores "
@@ -342,10 +478,11 @@ def _details_section(bench: str, compares: list[pd.DataFrame], root: Path) -> li
              "CPU-second; SEED's learner part where recorded); SEED's action latency (an "
              "actor's wait from a step's observations to its actions); SEED's learner batch "
              "(envs per inference call) and the time of one such call; an IMPALA actor's "
-             "local inference call and parameter pull.", ""]
+             "local inference call and parameter pull; " + _COMPARE_LOAD + ".", ""]
             + _table(["compare", "SEED fps, each run", "cores busy, SEED / IMPALA",
                       "CPU us per frame, SEED / IMPALA", "SEED action latency p50 / p99 (ms)",
-                      "SEED batch: envs; inference", "IMPALA inference ms; pull ms"], rows)
+                      "SEED batch: envs; inference", "IMPALA inference ms; pull ms",
+                      "foreign load"], rows)
             + [""])
 
 
@@ -370,10 +507,15 @@ def _cycles_section(bench: str, compares: list[pd.DataFrame], timelines: list[di
         return []
     table = lockstep_cycles(mine, compare_ratios(compares)["compare_dir"])
     polled = {True: "yes", False: "no", None: "?"}
+    loads = _compare_loads(compares)
+    load = {(cd, str(run)): v for df in compares
+            for cd in [str(df["compare_dir"].iloc[0])]
+            for run, v in zip(df["run"], loads[cd])}
     rows = [[_rel(r["compare_dir"], root), r["run"], polled[r["cpu_idle_poll"]],
              _num(r["cycles"], ",d"), _num(r["interval_ms"], ".2f"), _num(r["frames_per_s"]),
              *[_num(r[group], ".2f") for group, _ in CYCLE_GROUPS],
-             _num(r["bookkeeping_ms"], ".2f")]
+             _num(r["bookkeeping_ms"], ".2f"),
+             load_text([load.get((r["compare_dir"], r["run"]))]) or "quiet"]
             for r in table.to_dict("records")]
     return ([_heading(bench, "lock-step cycles"), "",
              "Where SEED's lock-step cycles went, as `seed timeline` reads them from the "
@@ -393,10 +535,11 @@ def _cycles_section(bench: str, compares: list[pd.DataFrame], timelines: list[di
              "the interval. Last, off the critical path: the learner's post-reply bookkeeping "
              "(counting steps, extending unrolls, on its inference thread after the reply, "
              "while the actors step), which still takes a core. What each segment spans: "
-             f"[docs/performance.md, Where a lock-step cycle goes]({TIMELINE_DOCS}).", ""]
+             f"[docs/performance.md, Where a lock-step cycle goes]({TIMELINE_DOCS}); "
+             + _COMPARE_LOAD + ".", ""]
             + _table(["compare", "run", "idle cores polled", "cycles", "interval ms",
                       "frames/s", *[f"{group} ms" for group, _ in CYCLE_GROUPS],
-                      "post-reply bookkeeping ms (off path)"], rows) + [""])
+                      "post-reply bookkeeping ms (off path)", "foreign load"], rows) + [""])
 
 
 def _before_after_section(bench: str, compares: list[pd.DataFrame], root: Path) -> list[str]:
@@ -406,6 +549,7 @@ def _before_after_section(bench: str, compares: list[pd.DataFrame], root: Path) 
     pairs = before_after_pairs(ratios.index)
     if not pairs:
         return []
+    loads = _compare_loads(compares)
     rows = []
     for b, a in pairs:
         rb, ra, db, da = ratios.loc[b], ratios.loc[a], details.loc[b], details.loc[a]
@@ -417,16 +561,18 @@ def _before_after_section(bench: str, compares: list[pd.DataFrame], root: Path) 
             _change(db["impala_frames_per_cpu_s"], da["impala_frames_per_cpu_s"]),
             _change(db["seed_batch_ms"], da["seed_batch_ms"], ".2f", percent=False),
             _change(db["seed_lockstep_fraction"], da["seed_lockstep_fraction"], ".0%",
-                    percent=False)])
+                    percent=False),
+            " / ".join(load_text(loads[x]) or "quiet" for x in (b, a))])
     return ([_heading(bench, "before and after"), "",
              f"{_plural(len(rows), 'pair')} of compares made to measure a change: the code "
              "before it, then after it, back to back (folders named `...before...` and "
              "`...after...`; `-rerun` for a repeat of the after). Frames/s and frames per "
              "CPU-second are the means of the runs of an architecture; the change in percent "
-             "follows each.", ""]
+             "follows each; " + _COMPARE_LOAD + ", before / after.", ""]
             + _table(["before -> after", "mode", "SEED fps", "IMPALA fps", "SEED/IMPALA",
                       "SEED frames per CPU-s", "IMPALA frames per CPU-s",
-                      "SEED batch inference ms", "SEED lock-step share"], rows) + [""])
+                      "SEED batch inference ms", "SEED lock-step share", "foreign load"],
+                     rows) + [""])
 
 
 def _kwargs(text) -> dict:

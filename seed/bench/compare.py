@@ -40,7 +40,8 @@ import sys
 import time
 from pathlib import Path
 
-from seed.bench.procmon import TreeCPUMonitor, usable_cores
+from seed.bench.procmon import TreeCPUMonitor
+from seed.metrics.cpu import usable_cores
 from seed.config import Config, ConfigError, make_config
 from seed.results.bench import load_roofline
 from seed.results.files import ResultsError

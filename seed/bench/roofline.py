@@ -72,7 +72,7 @@ from pathlib import Path
 
 import numpy as np
 
-from seed.bench.procmon import usable_cores
+from seed.metrics.cpu import usable_cores
 from seed.bench.timing import alternate, rates, step_timer
 from seed.config import Config, replaced
 

@@ -41,6 +41,9 @@ METRICS_COLUMNS = [
     "eval_episodes",        # evaluation episodes finished in the interval (R2D2's eval envs:
     "eval_return",          # greedy, never trained on) and their mean raw return; the two
                             # columns above count the training envs' episodes only
+    "foreign_cpu",          # share of the machine's CPU time over the interval used by
+                            # processes outside the run's process tree (the learner and its
+                            # local actors): other jobs on the machine, the hypervisor's steal
 ]
 # Learning diagnostics (seed/agents/diagnostics.py): each the mean over the interval's train
 # steps (a max_* column: their max); blank where the agent has no such quantity (R2D2 has no policy entropy or rho).

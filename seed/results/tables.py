@@ -328,3 +328,34 @@ def lockstep_cycles(timelines: list[dict], order=()) -> pd.DataFrame:
     rows.sort(key=lambda r: (place.get(r["compare_dir"], len(place)), r["compare_dir"],
                              r["run"]))
     return pd.DataFrame(rows, columns=columns)
+
+
+def foreign_load(metrics: pd.DataFrame, upto_frames: float | None = None) -> float | None:
+    """The mean foreign load (``foreign_cpu``: the share of the machine's CPU used outside
+    the run's process tree) over a run's metrics rows, where ``upto_frames`` is given those up
+    to the first row at or past it (the row that logged an episode ending there); None where
+    the run did not record it (a run from before the column)."""
+    if "foreign_cpu" not in metrics.columns:
+        return None
+    rows = metrics
+    if upto_frames is not None:
+        later = metrics.loc[metrics["env_frames"] >= upto_frames, "env_frames"]
+        if len(later):
+            rows = metrics[metrics["env_frames"] <= later.min()]
+    values = pd.to_numeric(rows["foreign_cpu"], errors="coerce").dropna()
+    return float(values.mean()) if len(values) else None
+
+
+def compare_loads(compare: pd.DataFrame) -> list:
+    """The foreign load (:func:`foreign_load` over all its rows) of each run of a compare
+    (a :func:`seed.results.bench.load_compare` frame), in its rows' order; None for a run
+    that did not record it or whose metrics.csv cannot be read."""
+    from seed.results.run_dirs import METRICS, read_metrics
+    d = Path(compare["compare_dir"].iloc[0])
+    loads = []
+    for _, row in compare.iterrows():
+        try:
+            loads.append(foreign_load(read_metrics(d / str(row["run"]) / METRICS, row["arch"])))
+        except RunDirError:
+            loads.append(None)
+    return loads

@@ -31,6 +31,7 @@ import envs
 from seed.config import (Config, ConfigError, config_paths, from_paths, from_saved,
                          paths)
 from seed.launch.base import Launcher
+from seed.metrics.cpu import ForeignLoad
 from seed.metrics.critic_watch import CriticWatch
 from seed.metrics.machine import learner_device, machine_facts
 from seed.metrics.writer import MetricsWriter
@@ -319,8 +320,16 @@ class _RunRecord:
         self.interval = _Interval(self.frames_per_step, core.stats.env_steps,
                                   core.stats.env_steps_trained)
         self.progress = _Progress(config, core.stats.env_steps * self.frames_per_step)
-        self.recent_returns: list[float] = []  # training envs' last 100 episodes
-        self.recent_eval: list[float] = []  # evaluation envs' last 100 episodes
+        # The training and evaluation envs' last 100 episodes and how many there were, the
+        # whole run's (a resumed run's earlier segments read from its episodes.csv, as the
+        # report reads them), so summary.json and the report agree.
+        self.recent_returns, self.recent_eval, self.episode_counts = _logged_episodes(
+            run_dir) if counters else ([], [], [0, 0])
+        # Segments: 1 for a new run, one more at each resume. A checkpoint from before the
+        # count was kept gives a lower bound (segments_exact false).
+        self.segments = int(counters.get("segments", 1)) + 1 if counters else 1
+        self.segments_exact = not counters or "segments" in counters
+        self.load = ForeignLoad(os.getpid())  # the machine's load besides this run's tree
         self.logged: dict | None = None  # the counters of the last metrics row
 
     def frames(self) -> int:
@@ -334,15 +343,18 @@ class _RunRecord:
         for env_id, actor, ret, length, evaluation in sample["episodes"]:
             self.writer.write_episode(wall, frames, actor, env_id, ret, length, evaluation)
             (self.recent_eval if evaluation else self.recent_returns).append(ret)
-        del self.recent_returns[:-100], self.recent_eval[:-100]
+            self.episode_counts[int(bool(evaluation))] += 1
+        del self.recent_returns[:-LAST_EPISODES], self.recent_eval[:-LAST_EPISODES]
         row = self.interval.row(sample, self.core, self.service, wall)
+        row["foreign_cpu"] = self.load.sample()
         row.update(self.critic_watch.check(row))
         self.writer.write_metrics(row)
         self.progress.update(row, self.recent_returns)
         self.logged = {"env_steps": sample["env_steps"],
                        "learner_steps": sample["learner_steps"],
                        "env_steps_trained": sample["env_steps_trained"],
-                       "episodes_total": sample["episodes_total"], "wall_time": wall}
+                       "episodes_total": sample["episodes_total"], "wall_time": wall,
+                       "segments": self.segments}
 
     def checkpoint(self) -> None:
         """A checkpoint of the counters of the row just logged: a resume never counts a
@@ -366,15 +378,40 @@ class _RunRecord:
         return {
             "run_dir": str(self.run_dir), "arch": self.config.arch, "env": self.config.env,
             "env_frames": s.env_steps * self.frames_per_step, "env_steps": s.env_steps,
-            "learner_steps": s.learner_steps, "episodes": s.episodes_total,
-            "seconds": elapsed,
+            "learner_steps": s.learner_steps,
+            # the whole run's training episodes (the mean below is over their last 100) and
+            # evaluation episodes
+            "episodes": self.episode_counts[0], "eval_episodes": self.episode_counts[1],
+            "seconds": elapsed,  # this segment's, as is fps
             "fps": (s.env_steps * self.frames_per_step - self.resumed_frames) / max(elapsed, 1e-9),
+            "wall_time": self.wall_offset + elapsed,  # the whole run's
+            "segments": self.segments, "segments_exact": self.segments_exact,
             "mean_return_last_100": (float(np.mean(self.recent_returns))
                                      if self.recent_returns else None),
             "mean_eval_return_last_100": (float(np.mean(self.recent_eval))
                                           if self.recent_eval else None),
             "stopped_by": stopped_by,
         }
+
+
+LAST_EPISODES = 100  # summary.json's means are over the last this many episodes
+
+
+def _logged_episodes(run_dir: Path) -> tuple[list, list, list]:
+    """A resumed run's episodes so far, from its episodes.csv, ordered as the report orders
+    them (:func:`seed.results.curves.last_returns`): the last :data:`LAST_EPISODES` returns
+    of the training envs and of the evaluation envs, and [training, evaluation] counts."""
+    from seed.results.curves import last_returns
+    from seed.results.files import RunDirError
+    from seed.results.run_dirs import EPISODES, evaluation_episodes, read_episodes, \
+        training_episodes
+    try:
+        episodes = read_episodes(run_dir / EPISODES)
+    except RunDirError as e:
+        raise checkpoint.CheckpointError(f"cannot resume {run_dir}: {e}") from None
+    train, evals = training_episodes(episodes), evaluation_episodes(episodes)
+    return (list(last_returns(train, LAST_EPISODES)), list(last_returns(evals, LAST_EPISODES)),
+            [len(train), len(evals)])
 
 
 TICK_S = 0.25  # how often the loop below looks at the run

@@ -209,6 +209,18 @@ def test_sigterm_stops_cleanly_and_resume_continues_counters(tmp_path):
     resumed = json.loads((run_dir / "summary.json").read_text())
     assert resumed["learner_steps"] > counters["learner_steps"]
     assert json.loads((run_dir / "config.json").read_text())["config"]["frames"] == target
+    # Two segments, and the summary's last-100 mean and episodes are the whole run's, as
+    # the report reads them from episodes.csv.
+    assert (summary["segments"], resumed["segments"], resumed["segments_exact"]) == (1, 2, True)
+    from seed.results.curves import final_return
+    from seed.results.run_dirs import load_run, training_episodes
+    run = load_run(run_dir)
+    assert resumed["episodes"] == len(training_episodes(run.episodes)) > summary["episodes"]
+    assert resumed["mean_return_last_100"] == pytest.approx(
+        final_return(training_episodes(run.episodes)))
+    assert resumed["wall_time"] == pytest.approx(float(after[-1]["wall_time"]), abs=2.0)
+    # every row records the machine's foreign load, a share of its CPU
+    assert all(0.0 <= float(r["foreign_cpu"]) <= 1.0 for r in after)
 
 
 def test_resume_of_a_dir_without_a_checkpoint_is_one_clear_line(tmp_path):
