@@ -11,11 +11,11 @@ to its config class: the built-in ones here, and any that
 from __future__ import annotations
 
 import dataclasses
-from typing import Literal
+from typing import Annotated, Literal
 
 from seed.config.errors import ConfigError
-from seed.config.fields import (BelowOne, Checked, Count, CountOrZero, NonNegative, Positive,
-                                UnitInterval)
+from seed.config.fields import (BelowOne, Checked, Count, CountOrZero, NonNegative, OneOf,
+                                Positive, UnitInterval, refusal)
 
 
 @dataclasses.dataclass
@@ -66,6 +66,11 @@ class VTraceConfig(OptimizerSettings):
 
     def validate(self, run) -> None:
         super().validate(run)
+        if self.effective_queue_capacity(run.batch_size) < run.batch_size:
+            raise ConfigError(
+                f"queue_capacity {self.queue_capacity} is smaller than batch_size "
+                f"{run.batch_size}: a train step takes its batch from the queue at once "
+                "(0: 2 x batch_size)")
 
 
 @dataclasses.dataclass
@@ -108,7 +113,12 @@ class R2D2Config(OptimizerSettings):
 AGENT_CONFIGS: dict[str, type] = {"vtrace": VTraceConfig, "r2d2": R2D2Config}
 
 
+#: What ``Config.agent`` takes: a name in AGENT_CONFIGS, as it is when checked.
+AgentName = Annotated[str, OneOf(AGENT_CONFIGS)]
+
+
 def check_agent_name(agent) -> None:
-    """Refuse, in one line, an agent name no config class is known for."""
-    if agent not in AGENT_CONFIGS:
-        raise ConfigError(f"--agent must be {' or '.join(AGENT_CONFIGS)}, not {agent!r}")
+    """Refuse, in one line, an agent name no config class is known for (before the keys of a
+    run of it can be read)."""
+    if not (isinstance(agent, str) and agent in AGENT_CONFIGS):
+        raise ConfigError(refusal("agent", agent, AgentName))

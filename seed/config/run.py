@@ -14,8 +14,9 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
+import envs
 from seed import networks
-from seed.config.agents import AGENT_CONFIGS, OptimizerSettings
+from seed.config.agents import AGENT_CONFIGS, AgentName, OptimizerSettings
 from seed.config.errors import ConfigError
 from seed.config.fields import (Checked, Count, CountOrZero, Kwargs, NonNegative, OneOf,
                                 Positive)
@@ -28,7 +29,7 @@ class Config(Checked):
     env: str = "toy:catch"
     env_kwargs: Kwargs = dataclasses.field(default_factory=dict)
     arch: Literal["seed", "impala"] = "seed"  # seed/runtime/architectures.py
-    agent: Annotated[str, OneOf(AGENT_CONFIGS)] = "vtrace"  # seed.agents.register_agent adds
+    agent: AgentName = "vtrace"  # seed.agents.register_agent adds more
     network: Annotated[str, OneOf(networks.REGISTRY)] = "mlp"
     network_kwargs: Kwargs = dataclasses.field(default_factory=dict)
     benchmark: str = ""  # name of the experiments/ config, if any
@@ -91,8 +92,20 @@ class Config(Checked):
         bounds were checked when the config was built (:mod:`seed.config.fields`)."""
         if self.frames == 0 and self.seconds == 0:
             raise ConfigError("give a budget: --frames or --seconds must be positive")
+        self._check_network_reads_env()
         self.transport.validate(self)
         self.agent_config.validate(self)
+
+    def _check_network_reads_env(self) -> None:
+        """The network is made for the observations the env gives (``envs.observation_kind``
+        against ``seed.networks.OBSERVATIONS``); an unknown env kind is refused here too."""
+        observes = envs.observation_kind(self.env, **self.env_kwargs)
+        reads = networks.OBSERVATIONS.get(self.network, observes)  # one registered later
+        if reads != observes:
+            fits = [n for n, kind in networks.OBSERVATIONS.items() if kind == observes]
+            raise ConfigError(
+                f"network {self.network} reads {reads}, but {self.env} gives {observes} "
+                f"({envs.OBSERVATION_KINDS[observes]}): use network {', '.join(fits)}")
 
     def to_json(self) -> dict:
         """The config as saved in ``config.json``: the run's fields, then ``transport`` and
