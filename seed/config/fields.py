@@ -80,7 +80,7 @@ class Checked:
             if isinstance(value, bool) and _base_type(hint) in (int, float):
                 raise ValueError("a boolean for a number")  # lax pydantic takes True as 1
             return _adapters(cls)[name].validate_python(value)
-        except (ValueError, pydantic.ValidationError):  # ValidationError is a ValueError
+        except ValueError:  # pydantic's ValidationError among them
             raise ConfigError(refusal(cls.key(name), value, hint)) from None
 
     @classmethod
@@ -159,7 +159,7 @@ def choices(hint) -> list[str] | None:
         return [str(c) for c in typing.get_args(base)]
     for m in _markers(hint):
         if isinstance(m, OneOf):
-            return sorted(m.registry)
+            return list(m.registry)
     return None
 
 
@@ -179,10 +179,12 @@ def type_name(hint) -> str:
 
 def bounds_text(hint) -> str:
     """The bounds of a declaration as written in the docs: ``>= 1``, ``in [0, 1)``,
-    ``one of adam, rmsprop``; ``""`` for none."""
+    ``one of adam, rmsprop``, ``true or false``; ``""`` for none."""
     names = choices(hint)
     if names is not None:
         return "one of " + ", ".join(names)
+    if type_name(hint) == "boolean":
+        return "true or false"
     low, high = bounds(hint)
     if low and high:
         return (f"in {'[' if low[1] else '('}{_number(low[0])}, "
