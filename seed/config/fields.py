@@ -72,16 +72,17 @@ class Checked:
             setattr(self, name, self.read(name, getattr(self, name)))
 
     @classmethod
-    def read(cls, name: str, value):
+    def read(cls, name: str, value, key: str | None = None):
         """``value`` as field ``name`` declares it (``"2"`` for an integer: 2); a ConfigError
-        naming the key, the value and what is allowed if it is not one."""
+        naming the key (``key``, else :meth:`key`), the value and what is allowed if it is
+        not one."""
         hint = _hints(cls)[name]
         try:
             if isinstance(value, bool) and _base_type(hint) in (int, float):
                 raise ValueError("a boolean for a number")  # lax pydantic takes True as 1
             return _adapters(cls)[name].validate_python(value)
         except ValueError:  # pydantic's ValidationError among them
-            raise ConfigError(refusal(cls.key(name), value, hint)) from None
+            raise ConfigError(refusal(key or cls.key(name), value, hint)) from None
 
     @classmethod
     def key(cls, name: str) -> str:

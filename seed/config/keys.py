@@ -79,8 +79,9 @@ def _declaring(name: str) -> type:
 
 def read_value(name: str, value) -> Any:
     """``value`` read as the field of plain name ``name`` declares it (a flag's text, say),
-    whichever component has the field; a ConfigError naming what is allowed if it is not."""
-    return _declaring(name).read(name, value)
+    whichever component has the field (an agent's, for every agent alike); a ConfigError
+    naming ``name`` and what is allowed if it is not."""
+    return _declaring(name).read(name, value, key=name)
 
 
 def allowed_values(name: str) -> str:
