@@ -190,10 +190,10 @@ def test_a_bad_flag_is_one_line_too(tmp_path, capsys):
     assert code == 2
     assert err == ("seed train: error: argument --actors: bad value for actors: 'two' "
                    "(allowed: an integer >= 1)\n")
-    code, err = _train(tmp_path, capsys, "--agent", "r2d2", "--learning-rate", "0")
+    code, err = _train(tmp_path, capsys, "--agent", "r2d2", "--learning-rate", "-1")
     assert code == 2  # every agent's field: named plainly, whichever agent runs
     assert err == ("seed train: error: argument --learning-rate: bad value for learning_rate: "
-                   "'0' (allowed: a number > 0)\n")
+                   "'-1' (allowed: a number >= 0)\n")
     assert not (tmp_path / "run").exists()
 
 
