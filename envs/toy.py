@@ -159,6 +159,12 @@ class Memory:
 _ENVS = {"catch": Catch, "cartpole": CartPole, "memory": Memory}
 
 
+def observation_kind(name: str, **kwargs) -> str:
+    """What its envs observe (``envs.OBSERVATION_KINDS``)."""
+    del name, kwargs
+    return "features"
+
+
 def make(name: str, **kwargs):
     """Build the toy env ``name`` (``catch``, ``cartpole`` or ``memory``)."""
     if name not in _ENVS:

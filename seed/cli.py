@@ -15,10 +15,12 @@ from seed.run_flags import add_run_flags, given_values  # noqa: E402
 
 
 def cmd_train(args) -> int:
-    from seed.runtime.run import format_summary, train
     from seed.config import from_paths
     given = given_values(args)  # the file is read once: the config is built from what it gave
-    summary = train(from_paths(given), resume_dir=args.resume, given=given)
+    config = from_paths(given)  # a bad value is refused here, before TensorFlow loads
+    quiet_tf.import_tensorflow()
+    from seed.runtime.run import format_summary, train
+    summary = train(config, resume_dir=args.resume, given=given)
     print(format_summary(summary))
     return 0
 
@@ -52,12 +54,20 @@ def cmd_actor(args) -> int:
     return run_actor(args.server, args.task, max_steps=args.max_steps, security=security)
 
 
+class _SubcommandParser(argparse.ArgumentParser):
+    """A subcommand's parser: a bad flag is refused in one line (``seed train: error:
+    argument --actors: ...``), exit 2; ``--help`` shows the usage."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="seed", description=__doc__)
     parser.add_argument("-v", "--verbose", action="store_true",
                         help="keep TensorFlow's start-up lines (hidden by default), in every "
                              "process the command starts")
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_SubcommandParser)
 
     p = sub.add_parser("train", help="run learner and actors (local processes or Ray)")
     add_run_flags(p)
@@ -93,8 +103,9 @@ def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     if args.verbose:
         os.environ[quiet_tf.VERBOSE_ENV] = "1"  # the processes this command starts inherit it
-    if args.command not in ("compare", "timeline"):  # compare only starts `seed train`
-        quiet_tf.import_tensorflow()                  # processes; timeline reads files
+    if args.command not in ("compare", "timeline", "train", "learner"):
+        quiet_tf.import_tensorflow()  # compare only starts `seed train` processes; timeline
+        #                               reads files; train imports it once its config is built
     from seed.config import ConfigError
     from seed.runtime.checkpoint import CheckpointError
     import envs

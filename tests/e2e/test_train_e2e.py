@@ -234,12 +234,12 @@ def test_resume_of_a_dir_without_a_checkpoint_is_one_clear_line(tmp_path):
     (["--inference-batch-size", "16"], "larger than the 8 envs"),
     (["--env", "toy:chess"], "unknown toy env"),
     (["--env", "pong"], "must look like kind:name"),
-    (["--arch", "a3c"], "--arch must be seed or impala"),
+    (["--arch", "a3c"], "bad value for arch: 'a3c' (allowed: one of seed, impala)"),
     (["--agent", "r2d2", "--arch", "impala"], "r2d2 agent runs under --arch seed only"),
     (["--set", "unroll_lenght=5"], "unknown config key unroll_lenght"),
     (["--set", "burn_in=2"], "burn_in belongs to the r2d2 agent"),
-    (["--set", "learning_rate=-0.1"], "learning_rate must be >= 0"),
-    (["--set", "loss_reduction=median"], "loss_reduction must be mean or sum"),
+    (["--set", "learning_rate=-0.1"], "bad value for vtrace.learning_rate: -0.1"),
+    (["--set", "loss_reduction=median"], "allowed: one of mean, sum"),
 ])
 def test_configs_that_cannot_work_fail_at_start_with_one_line(tmp_path, args, message):
     base = ["train", "--env", "toy:catch", "--actors", "2", "--envs-per-actor", "4",
