@@ -6,7 +6,8 @@ made of these parts, in the order they act:
 
 * :func:`prepare_run_dir`: a new run directory's path, or a resumed one with its
   checkpoint and counters;
-* :func:`_learner_core`: the agent and its buffer, restored on a resume;
+* :func:`_learner_core`: the agent and its buffer, checked against the machine's memory
+  (:mod:`seed.runtime.memory`) before the run directory is written, restored on a resume;
 * :class:`_Learner`: gRPC server and service, training thread, launched actors;
 * :class:`_RunRecord`: episodes, metrics rows, checkpoints, progress bar, summary;
 * :func:`_tick_loop`: every tick, the budget, failures, when to log and checkpoint;
@@ -38,10 +39,11 @@ from seed.metrics.cpu import ForeignLoad
 from seed.metrics.critic_watch import CriticWatch
 from seed.metrics.machine import learner_device, machine_facts
 from seed.metrics.writer import MetricsWriter
-from seed.runtime import architectures, checkpoint, cpu_idle, disk
+from seed.runtime import architectures, checkpoint, cpu_idle, disk, memory
 from seed.runtime.learner_core import EnvSpec, LearnerCore
 from seed.runtime.service import LearnerService
 from seed.transport.channel import start_server, unix_socket_path
+from seed.unroll_spec import UnrollSpec
 
 log = logging.getLogger(__name__)
 
@@ -159,7 +161,7 @@ def resumed_config(run_dir: Path, given: dict) -> tuple[Config, dict]:
 
 def prepare_run_dir(config: Config, resume_dir: str | None, given: dict | None = None):
     """(config, run_dir, counters, agent_state) for a new or resumed run; a new run's
-    directory is made by :func:`_learner_core`.
+    directory is made later (:func:`_learner_core`), once the run is known to fit.
 
     A resumed run takes its saved config, with each field in ``given`` (the fields the user
     gave explicitly, e.g. a longer ``frames`` budget) set as given; ``config`` is then unused.
@@ -273,10 +275,12 @@ def _write_json(path: Path, value: dict) -> None:
 def _learner_core(config: Config, run_dir: Path, counters: dict,
                   agent_state: dict | None) -> tuple[LearnerCore, str]:
     """(core, device): the run's agent and buffer, restored with the counters on a resume,
-    and the device the learner runs on; records both in config.json."""
+    and the device the learner runs on; records both in config.json. A buffer too large for
+    the machine's memory is refused before the run directory is made or written."""
     env_spec = EnvSpec.probe(config.env, config.env_kwargs)
     device = learner_device()
     core = LearnerCore(config, env_spec)
+    memory.check_buffer(core.buffer, UnrollSpec.of(core.agent, env_spec.observation_space))
     run_dir.mkdir(parents=True, exist_ok=True)
     _write_json(run_dir / "config.json",
                 {"config": config.to_json(), "machine": machine_facts(device),
