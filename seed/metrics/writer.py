@@ -209,7 +209,7 @@ class _TensorBoard:
         import tensorflow as tf
         self._tf = tf
         # A suffix of this writer's own, to find its file among a resumed run's.
-        self._suffix = f".seed-{os.getpid()}-{time.time_ns()}"
+        self._suffix = f".seed-{time.time_ns()}"
         self._writer = tf.summary.create_file_writer(str(tb_dir), filename_suffix=self._suffix)
         self._dir = tb_dir
         self._closed = False
