@@ -24,10 +24,12 @@ from tests.support.dmlab_engine import needs_dmlab
 pytestmark = pytest.mark.slow
 
 
-def crash_an_actor_mid_run(tmp_path: Path, args: list[str], episode_length: int) -> dict:
+def crash_an_actor_mid_run(tmp_path: Path, args: list[str], episode_length: int,
+                           engine: str = "") -> dict:
     """Run ``seed train args`` until actor 0 has finished episodes, kill it with SIGSEGV,
     wait for its replacement's episodes, then stop the run with SIGTERM; check what the
-    module docstring says and return what was seen."""
+    module docstring says and return what was seen. ``engine``: a shared library the killed
+    process must have loaded (the engine lives there)."""
     run_dir = tmp_path / "run"
     log_path = tmp_path / "learner.log"
     # No core file from the crash (the learner and its actors inherit this limit).
@@ -39,6 +41,8 @@ def crash_an_actor_mid_run(tmp_path: Path, args: list[str], episode_length: int)
         wait_until(lambda: len(by_actor0()) >= 4, 600, "episodes from actor 0")
         victim = actor_process(proc.pid, 0)
         assert victim is not None and psutil.Process(victim.pid).is_running()
+        assert not engine or any(engine in m.path for m in victim.memory_maps()), \
+            f"{engine} is not in the actor's process"
         time.sleep(0.3)  # its envs well into their episodes
         victim.send_signal(signal.SIGSEGV)
         killed_at = time.monotonic()
@@ -100,5 +104,5 @@ def test_dmlab_engine_killed_by_sigsegv_mid_episode_costs_only_its_actors_unroll
                    "--set", 'network_kwargs={"lstm_size": 16, "channels": [4, 8, 8], '
                             '"fc_size": 32}',
                    "--set", 'env_kwargs={"config": {"episodeLengthSeconds": 2}}'],
-        episode_length=30)
+        episode_length=30, engine="deepmind_lab.so")
     print(f"\nFAULT DMLab engine SIGSEGV ({arch}): " + json.dumps(seen), flush=True)
