@@ -108,6 +108,8 @@ def main(argv=None) -> int:
         #                               reads files; train imports it once its config is built
     from seed.config import ConfigError
     from seed.runtime.checkpoint import CheckpointError
+    from seed.launch.base import ActorLost
+    from seed.runtime.disk import DiskFull
     import envs
     try:
         return args.fn(args)
@@ -116,6 +118,9 @@ def main(argv=None) -> int:
         # its message says how to install it.
         print(f"seed: error: {e}", file=sys.stderr)
         return 2
+    except (DiskFull, ActorLost) as e:  # the run stopped cleanly; the line says why
+        print(f"seed: error: {e}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -8,6 +8,23 @@ listens where ``--server`` says).
 from __future__ import annotations
 
 import abc
+import signal
+
+
+class ActorLost(RuntimeError):
+    """An actor kept dying, or its launcher gave up restarting it: the run stops (actors
+    first, no final checkpoint) and says so in one line."""
+
+
+def exit_status(code: int) -> str:
+    """A process's exit code as its launcher reports it: ``code 1``, ``code -11 (SIGSEGV)``
+    for one a signal ended (a native crash, an engine killed)."""
+    if code < 0:
+        try:
+            return f"code {code} ({signal.Signals(-code).name})"
+        except ValueError:
+            pass
+    return f"code {code}"
 
 
 class Launcher(abc.ABC):

@@ -4,14 +4,18 @@
 ``learner_on_gpu_node`` on a GPU node of a Ray cluster. In this process a run is
 made of these parts, in the order they act:
 
-* :func:`prepare_run_dir`: a new run directory, or a resumed one with its
+* :func:`prepare_run_dir`: a new run directory's path, or a resumed one with its
   checkpoint and counters;
-* :func:`_learner_core`: the agent and its buffer, restored on a resume;
+* :func:`_learner_core`: the agent and its buffer, checked against the machine's memory
+  (:mod:`seed.runtime.memory`) before the run directory is written, restored on a resume;
 * :class:`_Learner`: gRPC server and service, training thread, launched actors;
 * :class:`_RunRecord`: episodes, metrics rows, checkpoints, progress bar, summary;
 * :func:`_tick_loop`: every tick, the budget, failures, when to log and checkpoint;
 * :class:`_StopSignals`: Ctrl-C / SIGTERM stop the run cleanly: actors first, then
   training, then a final checkpoint; no process is left behind.
+
+A full disk stops the run as any failure does, and ends it with one line
+(:mod:`seed.runtime.disk`).
 """
 
 from __future__ import annotations
@@ -35,10 +39,11 @@ from seed.metrics.cpu import ForeignLoad
 from seed.metrics.critic_watch import CriticWatch
 from seed.metrics.machine import learner_device, machine_facts
 from seed.metrics.writer import MetricsWriter
-from seed.runtime import architectures, checkpoint, cpu_idle
+from seed.runtime import architectures, checkpoint, cpu_idle, disk, memory
 from seed.runtime.learner_core import EnvSpec, LearnerCore
 from seed.runtime.service import LearnerService
 from seed.transport.channel import start_server, unix_socket_path
+from seed.unroll_spec import UnrollSpec
 
 log = logging.getLogger(__name__)
 
@@ -155,7 +160,8 @@ def resumed_config(run_dir: Path, given: dict) -> tuple[Config, dict]:
 
 
 def prepare_run_dir(config: Config, resume_dir: str | None, given: dict | None = None):
-    """(config, run_dir, counters, agent_state) for a new or resumed run.
+    """(config, run_dir, counters, agent_state) for a new or resumed run; a new run's
+    directory is made later (:func:`_learner_core`), once the run is known to fit.
 
     A resumed run takes its saved config, with each field in ``given`` (the fields the user
     gave explicitly, e.g. a longer ``frames`` budget) set as given; ``config`` is then unused.
@@ -171,7 +177,6 @@ def prepare_run_dir(config: Config, resume_dir: str | None, given: dict | None =
     if (run_dir / "checkpoint.npz").exists():
         raise ConfigError(f"{run_dir} already holds a run; use --resume {run_dir} to continue "
                           "it, or another --logdir")
-    run_dir.mkdir(parents=True, exist_ok=True)
     config.logdir = str(run_dir)
     return config, run_dir, {}, None
 
@@ -203,12 +208,25 @@ def train_here(config: Config, resume_dir: str | None = None,
 
     It ends at the budget, on SIGINT/SIGTERM, or when the learner or an actor
     fails; then actors stop first, then training and the server, and a clean stop
-    logs a last row and checkpoints. The summary is written in every case; a
-    failure is raised after it.
+    logs a last row and checkpoints. The summary is written in every case the
+    disk allows; a failure is raised after it, a full disk as a one-line
+    :class:`seed.runtime.disk.DiskFull`.
     """
     config, run_dir, counters, agent_state = prepare_run_dir(config, resume_dir, given)
     if resume_dir:
         architectures.validate(config)  # the saved config with what was given
+    try:
+        return _run(config, run_dir, counters, agent_state)
+    except Exception as e:
+        no_space = disk.no_space(e)
+        if no_space is None:
+            raise
+        raise disk.disk_full(no_space, run_dir, _checkpoint_frames(run_dir),
+                             "learner" if config.launcher == "none" else "train") from e
+
+
+def _run(config: Config, run_dir: Path, counters: dict, agent_state: dict | None) -> dict:
+    """:func:`train_here` once its run directory is known."""
     core, device = _learner_core(config, run_dir, counters, agent_state)
     learner = _Learner(config, core, run_dir)
     record = _RunRecord(config, core, learner.service, run_dir, counters)
@@ -221,26 +239,54 @@ def train_here(config: Config, resume_dir: str | None = None,
             error = e
         finally:
             learner.close()
-            record.close(clean=error is None)
+            try:
+                record.close(clean=error is None)  # a last row and checkpoint if clean
+            except Exception as e:
+                if error is None:
+                    error = e
+                else:
+                    log.warning("closing the run's files after %r: %r", error, e)
     summary = record.summary(stop.reason if error is None else repr(error))
-    (run_dir / "summary.json").write_text(json.dumps(summary, indent=2))
+    try:
+        _write_json(run_dir / "summary.json", summary)
+    except OSError as e:
+        error = error or e
     if error is not None:
         raise error
     return summary
 
 
+def _checkpoint_frames(run_dir: Path) -> int | None:
+    """The frames the run's checkpoint holds, read back from it; None if it has none that
+    reads."""
+    try:
+        _, counters = checkpoint.load(run_dir)
+        frames_per_step = json.loads((run_dir / "config.json").read_text())["frames_per_step"]
+    except (checkpoint.CheckpointError, OSError, ValueError, KeyError):
+        return None
+    return int(counters["env_steps"]) * int(frames_per_step)
+
+
+def _write_json(path: Path, value: dict) -> None:
+    """``path`` replaced atomically: a resumed run's file stays whole if writing fails."""
+    disk.replace_atomically(path, lambda f: f.write(json.dumps(value, indent=2).encode()))
+
+
 def _learner_core(config: Config, run_dir: Path, counters: dict,
                   agent_state: dict | None) -> tuple[LearnerCore, str]:
     """(core, device): the run's agent and buffer, restored with the counters on a resume,
-    and the device the learner runs on; records both in config.json."""
+    and the device the learner runs on; records both in config.json. A buffer too large for
+    the machine's memory is refused before the run directory is made or written."""
     env_spec = EnvSpec.probe(config.env, config.env_kwargs)
     device = learner_device()
-    (run_dir / "config.json").write_text(json.dumps(
-        {"config": config.to_json(), "machine": machine_facts(device),
-         "learner_device": device, "architecture": config.arch,
-         "frames_per_step": env_spec.frames_per_step,
-         "env_engine": envs.engine_info(config.env)}, indent=2))
     core = LearnerCore(config, env_spec)
+    memory.check_buffer(core.buffer, UnrollSpec.of(core.agent, env_spec.observation_space))
+    run_dir.mkdir(parents=True, exist_ok=True)
+    _write_json(run_dir / "config.json",
+                {"config": config.to_json(), "machine": machine_facts(device),
+                 "learner_device": device, "architecture": config.arch,
+                 "frames_per_step": env_spec.frames_per_step,
+                 "env_engine": envs.engine_info(config.env)})
     if agent_state is not None:
         from seed.agents.base import CheckpointMismatch  # loaded with the agent by now
         try:
