@@ -65,6 +65,22 @@ def engine_info(name: str) -> dict | None:
     return describe(rest) if describe else None
 
 
+#: What an env's observations are, as :func:`observation_kind` names them, for the networks
+#: that read them (``seed.networks.OBSERVATIONS``).
+OBSERVATION_KINDS = {
+    "features": "arrays of numbers: a grid, a state vector",
+    "frames": "[H, W, C] images",
+    "planes": "Football's minimap planes, packed into bits or not",
+}
+
+
+def observation_kind(name: str, **kwargs) -> str:
+    """What the env ``kind:name`` made with ``kwargs`` observes (a key of
+    :data:`OBSERVATION_KINDS`), read from its adapter without building the env."""
+    module, rest = _adapter(name)
+    return module.observation_kind(rest, **kwargs)
+
+
 def _adapter(name: str):
     """(adapter module, the name after ``kind:``)."""
     kind, sep, rest = name.partition(":")

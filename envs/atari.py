@@ -222,6 +222,12 @@ class AtariEnv:
         pass
 
 
+def observation_kind(name: str, **kwargs) -> str:
+    """What its envs observe (``envs.OBSERVATION_KINDS``)."""
+    del name, kwargs
+    return "frames"
+
+
 def make(name: str, **kwargs):
     """Build ``AtariEnv(name, **kwargs)`` (see the module docstring for the keywords)."""
     return AtariEnv(name, **kwargs)

@@ -350,6 +350,12 @@ class DMLabEnv:
         self._lab.close()
 
 
+def observation_kind(name: str, **kwargs) -> str:
+    """What its envs observe (``envs.OBSERVATION_KINDS``)."""
+    del name, kwargs
+    return "frames"
+
+
 def make(name: str, **kwargs) -> DMLabEnv:
     """Build the DMLab env for level ``name`` (see :func:`level_path`)."""
     return DMLabEnv(level_path(name), **kwargs)

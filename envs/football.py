@@ -141,6 +141,15 @@ class FootballEnv(gym.Env):
             self._env = None
 
 
+def observation_kind(scenario: str, representation: str = "extracted", **kwargs) -> str:
+    """What ``make(scenario, representation=...)`` observes (``envs.OBSERVATION_KINDS``):
+    minimap planes, rendered frames or a state vector."""
+    del scenario, kwargs
+    if representation in _PLANE_REPRESENTATIONS:
+        return "planes"
+    return "frames" if representation.startswith("pixels") else "features"
+
+
 def make(scenario: str, representation: str = "extracted", stacked: bool = True,
          rewards: str = "scoring,checkpoints", packed: bool = True, **kwargs) -> FootballEnv:
     """The gfootball ``scenario`` (e.g. ``11_vs_11_easy_stochastic``, ``academy_empty_goal_close``).

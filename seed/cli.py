@@ -30,9 +30,11 @@ def launch_training(config, resume_dir: str | None = None, given: dict | None = 
 
 def cmd_train(args) -> int:
     from seed.config import from_paths
-    from seed.runtime.run import format_summary
     given = given_by_flags(args)  # the file is read once: the config is built from what it gave
-    print(format_summary(launch_training(from_paths(given), args.resume, given)))
+    config = from_paths(given)  # a bad value is refused here, before TensorFlow loads
+    quiet_tf.import_tensorflow()
+    from seed.runtime.run import format_summary
+    print(format_summary(launch_training(config, args.resume, given)))
     return 0
 
 
@@ -65,12 +67,20 @@ def cmd_actor(args) -> int:
     return run_actor(args.server, args.task, max_steps=args.max_steps, security=security)
 
 
+class _SubcommandParser(argparse.ArgumentParser):
+    """A subcommand's parser: a bad flag is refused in one line (``seed train: error:
+    argument --actors: ...``), exit 2; ``--help`` shows the usage."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="seed", description=__doc__)
     parser.add_argument("-v", "--verbose", action="store_true",
                         help="keep TensorFlow's start-up lines (hidden by default), in every "
                              "process the command starts")
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_SubcommandParser)
 
     p = sub.add_parser("train", help="run learner and actors (local processes or Ray)")
     add_run_flags(p)
@@ -107,10 +117,14 @@ def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     if args.verbose:
         os.environ[quiet_tf.VERBOSE_ENV] = "1"  # the processes this command starts inherit it
-    if args.command not in ("compare", "timeline", "report"):  # compare only starts `seed
-        quiet_tf.import_tensorflow()  # train` processes; timeline and report read files
+    if args.command not in ("compare", "timeline", "report", "train", "learner"):
+        quiet_tf.import_tensorflow()  # compare only starts `seed train` processes; timeline
+        #                               and report read files; train imports it once its
+        #                               config is built
     from seed.config import ConfigError
     from seed.runtime.checkpoint import CheckpointError
+    from seed.launch.base import ActorLost
+    from seed.runtime.disk import DiskFull
     import envs
     try:
         return args.fn(args)
@@ -119,6 +133,9 @@ def main(argv=None) -> int:
         # its message says how to install it.
         print(f"seed: error: {e}", file=sys.stderr)
         return 2
+    except (DiskFull, ActorLost) as e:  # the run stopped cleanly; the line says why
+        print(f"seed: error: {e}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

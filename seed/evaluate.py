@@ -18,9 +18,11 @@ Action choice (the same for both agents, so results compare):
 
 Writes ``DIR/eval.csv`` (``episode, return, length, frames``: return is the raw game
 score, length in env steps, frames in env frames = steps x frame skip) and prints the
-mean and std of the returns. ``--record out.gif`` writes the first episode's
-observations as an animated GIF (``.mp4`` through the ``ffmpeg`` program when it is
-on PATH). Nothing here is timed.
+mean and std of the returns. ``--video out.mp4`` (or ``.gif``) records every episode played
+(one unless ``--episodes`` says otherwise) as the agent saw it, the episode and its return
+so far drawn on each frame: H.264 through imageio-ffmpeg (its wheel carries the ffmpeg
+binary), a GIF through Pillow. The file is written beside its final path and renamed into
+place when complete, so a failure leaves nothing half-written. Nothing here is timed.
 """
 
 from __future__ import annotations
@@ -29,8 +31,6 @@ import argparse
 import csv
 import math
 import os
-import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -39,7 +39,8 @@ import numpy as np
 
 EVAL_CSV = "eval.csv"
 EVAL_COLUMNS = ["episode", "return", "length", "frames"]
-_GIF_MS_PER_FRAME = 80
+VIDEO_FPS = 15  # an Atari step is 4 frames of 60 per second: 15 steps a second is real time
+VIDEO_SUFFIXES = (".mp4", ".gif")
 _MIN_RECORD_SIZE = 256  # pixels along the longer side of a recorded frame
 
 
@@ -52,7 +53,8 @@ def register(subparsers) -> None:
         "evaluate", help="play a run's checkpointed policy for N episodes; writes DIR/eval.csv",
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("run_dir", metavar="DIR", help="run directory (config.json, checkpoint.npz)")
-    p.add_argument("--episodes", type=int, required=True, help="episodes to play")
+    p.add_argument("--episodes", type=int, default=None,
+                   help="episodes to play (required without --video; with it, default 1)")
     p.add_argument("--epsilon", type=float, default=0.0,
                    help="probability of a uniformly random action (default 0: greedy)")
     p.add_argument("--sample", action="store_true",
@@ -62,17 +64,24 @@ def register(subparsers) -> None:
     p.add_argument("--max-episode-steps", type=int, default=0,
                    help="cut an episode after this many env steps (default 0: the env's own "
                         "limit)")
-    p.add_argument("--record", metavar="OUT",
-                   help="write the first episode as an animation: OUT.gif (or OUT.mp4 with "
-                        "ffmpeg on PATH)")
+    p.add_argument("--video", metavar="PATH",
+                   help="record the episodes played, their return drawn on each frame: "
+                        "PATH.mp4 (H.264) or PATH.gif")
     p.set_defaults(fn=cmd_evaluate)
 
 
 def cmd_evaluate(args) -> int:
+    episodes = args.episodes
+    if episodes is None:
+        if not args.video:
+            print("seed evaluate: error: give --episodes N (or --video PATH, which plays one "
+                  "episode unless --episodes says otherwise)", file=sys.stderr)
+            return 2
+        episodes = 1
     try:
-        result = evaluate(args.run_dir, episodes=args.episodes, epsilon=args.epsilon,
+        result = evaluate(args.run_dir, episodes=episodes, epsilon=args.epsilon,
                           sample=args.sample, seed=args.seed,
-                          max_episode_steps=args.max_episode_steps, record=args.record)
+                          max_episode_steps=args.max_episode_steps, video=args.video)
     except EvaluateError as e:
         print(f"seed evaluate: error: {e}", file=sys.stderr)
         return 2
@@ -98,7 +107,7 @@ def _load_config(run_dir: Path):
     return config
 
 
-def _check_args(run_dir: Path, episodes: int, epsilon: float, record) -> None:
+def _check_args(run_dir: Path, episodes: int, epsilon: float, video) -> None:
     if not run_dir.exists():
         raise EvaluateError(f"{run_dir}: no such directory")
     if not run_dir.is_dir():
@@ -107,23 +116,36 @@ def _check_args(run_dir: Path, episodes: int, epsilon: float, record) -> None:
         raise EvaluateError(f"--episodes must be at least 1, got {episodes}")
     if not 0.0 <= epsilon <= 1.0 or math.isnan(epsilon):
         raise EvaluateError(f"--epsilon must be in [0, 1], got {epsilon}")
-    if record:
-        suffix = Path(record).suffix.lower()
-        if suffix not in (".gif", ".mp4"):
-            raise EvaluateError(f"--record {record}: give a .gif or .mp4 file name")
-        if suffix == ".mp4" and shutil.which("ffmpeg") is None:
-            raise EvaluateError("--record .mp4 needs the ffmpeg program on PATH "
-                                "(e.g. apt-get install ffmpeg); a .gif needs nothing")
-        parent = Path(record).resolve().parent
-        if not parent.is_dir():
-            raise EvaluateError(f"--record {record}: folder {parent} does not exist")
+    if video:
+        check_video_path(video)
+
+
+def check_video_path(path) -> None:
+    """EvaluateError (one line) unless ``path`` names a .mp4 or .gif file that can be
+    written: its folder exists and is writable, and it is not a folder itself."""
+    path = Path(path)
+    if path.suffix.lower() not in VIDEO_SUFFIXES:
+        raise EvaluateError(f"--video {path}: give a .mp4 or .gif file name")
+    parent = path.resolve().parent
+    if not parent.is_dir():
+        raise EvaluateError(f"--video {path}: folder {parent} does not exist")
+    if path.is_dir():
+        raise EvaluateError(f"--video {path}: is a folder")
+    if not os.access(parent, os.W_OK | os.X_OK) or (path.exists()
+                                                    and not os.access(path, os.W_OK)):
+        raise EvaluateError(f"--video {path}: cannot be written (permission denied)")
 
 
 def evaluate(run_dir, episodes: int, epsilon: float = 0.0, sample: bool = False,
-             seed: int = 0, max_episode_steps: int = 0, record: str | None = None) -> dict:
-    """Play ``episodes`` episodes; writes ``run_dir/eval.csv``; returns a summary dict."""
+             seed: int = 0, max_episode_steps: int = 0, video: str | None = None,
+             eval_csv: bool = True, on_frame=None) -> dict:
+    """Play ``episodes`` episodes; writes ``run_dir/eval.csv`` (unless not ``eval_csv``) and,
+    with ``video``, the episodes as a video; returns a summary dict.
+
+    ``on_frame(image, episode, step)``, if given, gets every frame as the video would show
+    it (a PIL image, the return drawn on it)."""
     run_dir = Path(run_dir)
-    _check_args(run_dir, episodes, epsilon, record)
+    _check_args(run_dir, episodes, epsilon, video)
     config = _load_config(run_dir)
 
     from seed.runtime import checkpoint
@@ -138,10 +160,12 @@ def evaluate(run_dir, episodes: int, epsilon: float = 0.0, sample: bool = False,
         env = envs.make(config.env, **config.env_kwargs)
     except envs.UnknownEnvError as e:
         raise EvaluateError(f"{run_dir / 'config.json'}: {e}") from None
+    writer = None
     try:
-        if record:
-            frame_to_image(np.zeros(env.observation_space.shape, env.observation_space.dtype),
-                           what=config.env)  # fail before playing, not after
+        draw = video or on_frame
+        if draw:  # fail before playing, not after
+            observation_image(np.zeros(env.observation_space.shape,
+                                       env.observation_space.dtype), env, config.env)
         from seed.agents import make_agent
         try:
             agent = make_agent(config, env.observation_space, env.action_space)
@@ -150,25 +174,37 @@ def evaluate(run_dir, episodes: int, epsilon: float = 0.0, sample: bool = False,
             raise EvaluateError(f"{run_dir / checkpoint.CHECKPOINT} does not fit the agent "
                                 f"{config.agent}/{config.network} of config.json ({e})") \
                 from None
+        writer = VideoWriter(video) if video else None
         rng = np.random.default_rng(seed)
         frames_per_step = int(env.frames_per_step)
-        rows, recorded = [], []
+        rows = []
+        def frame(obs, ret, step, episode):
+            image = drawn_frame(observation_image(obs, env, config.env), episode, ret)
+            if writer is not None:
+                writer.append(image)
+            if on_frame is not None:
+                on_frame(image, episode, step)
+
         for episode in range(episodes):
-            ret, length, observations = play_episode(
+            ret, length = play_episode(
                 agent, env, rng, epsilon=epsilon, sample=sample,
                 reset_seed=int(np.random.SeedSequence([seed, episode]).generate_state(1)[0]),
-                max_steps=max_episode_steps, keep_observations=bool(record) and episode == 0)
+                max_steps=max_episode_steps,
+                on_frame=(lambda o, r, t, e=episode: frame(o, r, t, e)) if draw else None)
             rows.append({"episode": episode, "return": ret, "length": length,
                          "frames": length * frames_per_step})
-            if observations:
-                recorded = observations
+        if writer is not None:
+            writer.close()
+    except BaseException:
+        if writer is not None:
+            writer.abandon()
+        raise
     finally:
         env.close()
 
     out = run_dir / EVAL_CSV
-    _write_csv(out, rows)
-    if record:
-        write_animation(recorded, record, what=config.env)
+    if eval_csv:
+        _write_csv(out, rows)
     returns = np.array([r["return"] for r in rows], float)
     return {"run_dir": str(run_dir), "env": config.env, "agent": config.agent,
             "episodes": len(rows), "mean_return": float(returns.mean()),
@@ -178,7 +214,7 @@ def evaluate(run_dir, episodes: int, epsilon: float = 0.0, sample: bool = False,
             "policy": ("sampled" if sample else
                        f"epsilon-greedy (epsilon {epsilon:g})" if epsilon else "greedy"),
             "trained_frames": int(counters.get("env_steps", 0)) * int(env.frames_per_step),
-            "eval_csv": str(out), "record": record}
+            "eval_csv": str(out) if eval_csv else None, "video": video}
 
 
 def greedy_action(agent_output: dict) -> np.ndarray:
@@ -191,8 +227,10 @@ def greedy_action(agent_output: dict) -> np.ndarray:
 
 
 def play_episode(agent, env, rng, epsilon=0.0, sample=False, reset_seed=None, max_steps=0,
-                 keep_observations=False):
-    """One episode with a batch of one: (raw return, length in steps, observations)."""
+                 on_frame=None):
+    """One episode with a batch of one: (raw return, length in steps). ``on_frame(obs,
+    return so far, step)`` is called with the reset observation (step 0) and after each
+    step."""
     from seed.types import EnvOutput
     obs, _ = env.reset(seed=reset_seed)
     env_ids = np.zeros(1, np.int32)
@@ -201,7 +239,8 @@ def play_episode(agent, env, rng, epsilon=0.0, sample=False, reset_seed=None, ma
     reward, done = 0.0, True  # done marks the first observation of an episode
     n_actions = int(env.action_space.n)
     ret, length = 0.0, 0
-    observations = [np.array(obs)] if keep_observations else []
+    if on_frame is not None:
+        on_frame(obs, ret, length)
     while True:
         env_output = EnvOutput(np.array([reward], np.float32), np.array([done], bool),
                                np.asarray(obs)[None])
@@ -214,10 +253,10 @@ def play_episode(agent, env, rng, epsilon=0.0, sample=False, reset_seed=None, ma
         length += 1
         done = False
         prev_action = np.array([a], np.int32)
-        if keep_observations:
-            observations.append(np.array(obs))
+        if on_frame is not None:
+            on_frame(obs, ret, length)
         if terminated or truncated or (max_steps and length >= max_steps):
-            return ret, length, observations
+            return ret, length
 
 
 def _write_csv(path: Path, rows: list[dict]) -> None:
@@ -240,8 +279,8 @@ def format_result(r: dict) -> str:
             f"{r['trained_frames']:,} env frames): {r['episodes']} episodes, return "
             f"mean {r['mean_return']:.3f} std {r['std_return']:.3f} "
             f"(min {r['min_return']:.3f}, max {r['max_return']:.3f}), mean length "
-            f"{r['mean_length']:.1f} steps; wrote {r['eval_csv']}"
-            + (f" and {r['record']}" if r["record"] else ""))
+            f"{r['mean_length']:.1f} steps; wrote "
+            + " and ".join(p for p in (r["eval_csv"], r["video"]) if p))
 
 
 # --------------------------------------------------------------------------- recording
@@ -258,7 +297,7 @@ def frame_to_image(obs: np.ndarray, what: str = "the env"):
     if a.ndim == 3 and a.shape[-1] == 1:
         a = a[..., 0]
     if not (a.ndim == 2 or (a.ndim == 3 and a.shape[-1] == 3)):
-        raise EvaluateError(f"--record needs image observations; {what}'s are of shape "
+        raise EvaluateError(f"--video needs image observations; {what}'s are of shape "
                             f"{tuple(np.asarray(obs).shape)}")
     if a.dtype != np.uint8:
         a = a.astype(np.float64)
@@ -277,25 +316,120 @@ def frame_to_image(obs: np.ndarray, what: str = "the env"):
     return img
 
 
-def write_animation(observations: list, path, what: str = "the env") -> Path:
-    path = Path(path)
-    images = [frame_to_image(o, what) for o in observations]
-    if not images:
-        raise EvaluateError("no frames to record")
-    if path.suffix.lower() == ".gif":
-        images = [im.convert("P") if im.mode == "RGB" else im for im in images]
-        images[0].save(path, save_all=True, append_images=images[1:],
-                       duration=_GIF_MS_PER_FRAME, loop=0, optimize=False)
-        return path
-    # .mp4: raw RGB frames piped into ffmpeg (checked to be on PATH before playing).
-    w, h = images[0].size
-    w2, h2 = w + (w % 2), h + (h % 2)  # H.264 wants even sizes
-    cmd = ["ffmpeg", "-loglevel", "error", "-y", "-f", "rawvideo", "-pix_fmt", "rgb24",
-           "-s", f"{w}x{h}", "-r", str(round(1000 / _GIF_MS_PER_FRAME)), "-i", "-",
-           "-vf", f"pad={w2}:{h2}", "-pix_fmt", "yuv420p", str(path)]
-    data = b"".join(im.convert("RGB").tobytes() for im in images)
-    proc = subprocess.run(cmd, input=data, capture_output=True)
-    if proc.returncode != 0:
-        err = proc.stderr.decode(errors="replace").strip().splitlines()
-        raise EvaluateError(f"ffmpeg failed writing {path}: {err[-1] if err else proc.returncode}")
-    return path
+#: Colours of the Super Mini Map's four planes (left team, right team, ball, active player).
+_SMM_COLOURS = np.array([[230, 60, 60], [70, 110, 240], [255, 255, 255], [250, 210, 40]],
+                        np.uint8)
+
+
+def football_image(planes: np.ndarray) -> np.ndarray:
+    """The newest Super Mini Map of stacked SMM planes ``[H, W, 4k]`` (0/nonzero) as RGB on
+    a green pitch: each of its four planes in its colour, later planes drawn over earlier."""
+    newest = np.asarray(planes)[..., -4:] != 0
+    image = np.empty(newest.shape[:2] + (3,), np.uint8)
+    image[:] = (30, 100, 40)
+    for plane, colour in enumerate(_SMM_COLOURS[:newest.shape[-1]]):
+        image[newest[..., plane]] = colour
+    return image
+
+
+def observation_image(obs: np.ndarray, env, what: str = "the env"):
+    """An env's observation as the video shows it: Football's bit-packed planes unpacked
+    and drawn as a mini map (:func:`football_image`), anything else by
+    :func:`frame_to_image`."""
+    if getattr(env, "packed", False) and getattr(env, "num_planes", 0):
+        from envs.football_packing import unpack_planes
+        obs = football_image(unpack_planes(np.asarray(obs), env.num_planes))
+    elif getattr(env, "num_planes", 0) and np.asarray(obs).shape[-1] == env.num_planes:
+        obs = football_image(obs)
+    return frame_to_image(obs, what)
+
+
+def drawn_frame(image, episode: int, episode_return: float):
+    """``image`` in RGB with a band above it reading the episode and its return so far."""
+    from PIL import Image, ImageDraw
+    band = 18
+    out = Image.new("RGB", (image.size[0], image.size[1] + band), (0, 0, 0))
+    out.paste(image.convert("RGB"), (0, band))
+    ImageDraw.Draw(out).text((4, 3), f"episode {episode}  return {episode_return:g}",
+                             fill=(255, 255, 255))
+    return out
+
+
+class VideoWriter:
+    """Frames into a video file: a temporary file beside ``path`` until :meth:`close`
+    renames it into place (:meth:`abandon` deletes it), so ``path`` is never half-written.
+    ``.mp4``: H.264 (yuv420p) through imageio-ffmpeg, frames padded to even sizes; ``.gif``:
+    Pillow (every frame kept until the end: for short clips). :data:`VIDEO_FPS` frames a
+    second."""
+
+    def __init__(self, path):
+        import imageio.v2 as imageio
+        self.path = Path(path)
+        check_video_path(self.path)
+        suffix = self.path.suffix.lower()
+        fd, self.tmp = tempfile.mkstemp(prefix=f".{self.path.stem}-", suffix=suffix,
+                                        dir=self.path.resolve().parent)
+        os.close(fd)
+        try:
+            if suffix == ".mp4":
+                self._writer = imageio.get_writer(
+                    self.tmp, format="FFMPEG", fps=VIDEO_FPS, codec="libx264",
+                    pixelformat="yuv420p", macro_block_size=1,
+                    output_params=["-crf", "28"], ffmpeg_log_level="error")
+            else:  # Pillow writes a GIF's frames at once: they are kept until close
+                self._writer = _GifFrames(self.tmp)
+        except Exception as e:
+            self.abandon()
+            raise EvaluateError(f"--video {self.path}: cannot start writing "
+                                f"({type(e).__name__}: {e})") from None
+        self.frames = 0
+
+    def append(self, image) -> None:
+        a = np.asarray(image.convert("RGB"))
+        h, w = a.shape[:2]
+        if h % 2 or w % 2:  # H.264 in yuv420p wants even sizes
+            a = np.pad(a, ((0, h % 2), (0, w % 2), (0, 0)))
+        self._writer.append_data(a)
+        self.frames += 1
+
+    def close(self) -> Path:
+        try:
+            self._writer.close()
+            if not self.frames:
+                raise EvaluateError(f"--video {self.path}: no frames to record")
+            os.replace(self.tmp, self.path)
+        except BaseException:
+            self.abandon()
+            raise
+        return self.path
+
+    def abandon(self) -> None:
+        try:
+            writer = getattr(self, "_writer", None)
+            if writer is not None and not writer.closed:
+                writer.close()
+        except Exception:
+            pass
+        if os.path.exists(self.tmp):
+            os.unlink(self.tmp)
+
+
+class _GifFrames:
+    """A GIF written by Pillow at close, with the ``append_data``/``close``/``closed`` of an
+    imageio writer."""
+
+    def __init__(self, path: str):
+        self.path, self.images, self.closed = path, [], False
+
+    def append_data(self, frame: np.ndarray) -> None:
+        from PIL import Image
+        self.images.append(Image.fromarray(frame, "RGB"))
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        if self.images:
+            self.images[0].save(self.path, format="GIF", save_all=True,
+                                append_images=self.images[1:],
+                                duration=round(1000 / VIDEO_FPS), loop=0)

@@ -10,39 +10,61 @@ from __future__ import annotations
 import argparse
 import json
 
-# Flags shared by every subcommand that builds a run config: flag -> Config field.
+# Flags shared by every subcommand that builds a run config: flag -> (config field, help).
+# Each reads its value as the field declares it (seed/config/fields.py).
 RUN_FLAGS = {
-    "--env": ("env", str, "env name, e.g. toy:catch, atari:Pong"),
-    "--arch": ("arch", str, "seed or impala"),
-    "--agent": ("agent", str, "vtrace or r2d2"),
-    "--network": ("network", str, "mlp, nature_cnn, impala_resnet, football, dmlab"),
-    "--actors": ("actors", int, "actor processes"),
-    "--envs-per-actor": ("envs_per_actor", int, "envs each actor steps"),
-    "--frames": ("frames", int, "env frame budget (steps x frame skip)"),
-    "--seconds": ("seconds", float, "wall-clock budget (0 = none)"),
-    "--logdir": ("logdir", str, "run directory to write"),
-    "--launcher": ("launcher", str, "local, ray or none"),
-    "--ray-address": ("ray_address", str, "Ray cluster address (with --launcher ray)"),
-    "--server": ("server", str, "learner address: unix:/path, HOST:PORT or PORT"),
-    "--unroll-length": ("unroll_length", int, "T: steps per unroll"),
-    "--batch-size": ("batch_size", int, "unrolls per train step"),
-    "--inference-batch-size": ("inference_batch_size", int, "envs per inference batch"),
-    "--inference-timeout-ms": ("inference_timeout_ms", float, "max wait for a batch"),
-    "--actor-splits": ("actor_splits", int, "SEED: env groups per actor, each in flight"),
-    "--learning-rate": ("learning_rate", float, "optimizer learning rate"),
-    "--seed": ("seed", int, "random seed"),
-    "--auth-token-file": ("auth_token_file", str,
+    "--env": ("env", "env name, e.g. toy:catch, atari:Pong"),
+    "--arch": ("arch", "architecture"),
+    "--agent": ("agent", "agent"),
+    "--network": ("network", "policy network, made for the env's observations"),
+    "--actors": ("actors", "actor processes"),
+    "--envs-per-actor": ("envs_per_actor", "envs each actor steps"),
+    "--frames": ("frames", "env frame budget (steps x frame skip); 0 = none"),
+    "--seconds": ("seconds", "wall-clock budget; 0 = none"),
+    "--logdir": ("logdir", "run directory to write"),
+    "--launcher": ("launcher", "where the actors are started"),
+    "--ray-address": ("ray_address", "Ray cluster address (with --launcher ray)"),
+    "--server": ("server", "learner address: unix:/path, HOST:PORT or PORT"),
+    "--unroll-length": ("unroll_length", "T: steps per unroll"),
+    "--batch-size": ("batch_size", "unrolls per train step"),
+    "--inference-batch-size": ("inference_batch_size",
+                               "envs per inference batch; 0 = one request per actor stream"),
+    "--inference-timeout-ms": ("inference_timeout_ms", "max wait for a batch"),
+    "--actor-splits": ("actor_splits", "SEED: env groups per actor, each in flight"),
+    "--learning-rate": ("learning_rate", "optimizer learning rate"),
+    "--seed": ("seed", "random seed"),
+    "--auth-token-file": ("auth_token_file",
                           "file holding the shared auth token (else $SEED_AUTH_TOKEN)"),
-    "--tls-cert-file": ("tls_cert_file", str, "learner: serve TLS with this PEM certificate"),
-    "--tls-key-file": ("tls_key_file", str, "learner: the PEM key of --tls-cert-file"),
-    "--tls-ca-file": ("tls_ca_file", str, "actors: PEM roots that sign the learner's certificate"),
+    "--tls-cert-file": ("tls_cert_file", "learner: serve TLS with this PEM certificate"),
+    "--tls-key-file": ("tls_key_file", "learner: the PEM key of --tls-cert-file"),
+    "--tls-ca-file": ("tls_ca_file", "actors: PEM roots that sign the learner's certificate"),
 }
 
 
+def _reader(dest: str):
+    """The argparse type of the flag of field ``dest``: its declaration reads the text."""
+    from seed import config as config_lib
+
+    def read(text: str):
+        try:
+            return config_lib.read_value(dest, text)
+        except config_lib.ConfigError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+    return read
+
+
 def add_run_flags(p: argparse.ArgumentParser) -> None:
+    """The run flags, ``--set``, and every config key's type, bounds and default after the
+    flags in ``--help`` (:mod:`seed.config.reference`)."""
+    from seed import config as config_lib
+    from seed.config import reference
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
+    p.epilog = reference.help_text()
     p.add_argument("--config", help="experiment YAML (experiments/*.yaml) giving defaults")
-    for flag, (dest, typ, help_) in RUN_FLAGS.items():
-        p.add_argument(flag, dest=dest, type=typ, default=None, help=help_)
+    for flag, (dest, help_) in RUN_FLAGS.items():
+        allowed = config_lib.allowed_values(dest)
+        p.add_argument(flag, dest=dest, type=_reader(dest), default=None,
+                       help=help_ if allowed == "text" else f"{help_} ({allowed})")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="override any config field, plain or dotted (entropy_cost=0.02, "
                         "transport.server=unix:/tmp/s); VALUE parsed as JSON when it can be")
@@ -50,7 +72,7 @@ def add_run_flags(p: argparse.ArgumentParser) -> None:
 
 
 def overrides(args) -> dict:
-    out = {dest: getattr(args, dest) for dest, _, _ in RUN_FLAGS.values()}
+    out = {dest: getattr(args, dest) for dest, _ in RUN_FLAGS.values()}
     for item in args.set:
         key, sep, value = item.partition("=")
         if not sep:

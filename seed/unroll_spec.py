@@ -41,6 +41,16 @@ class UnrollSpec:
                    agent_output={k: ArraySpec(np.dtype(v.dtype).name, tuple(v.shape))
                                  for k, v in output.items()})
 
+    @functools.cached_property
+    def nbytes(self) -> int:
+        """The bytes of one unroll's arrays: ``steps`` of every :attr:`step` leaf, and the
+        core state once (what a buffer holding the unroll keeps of it, Python objects
+        aside)."""
+        def size(leaf: ArraySpec) -> int:
+            return np.dtype(leaf.dtype).itemsize * int(np.prod(leaf.shape, dtype=np.int64))
+        return (self.steps * sum(size(leaf) for leaf in self.step.values())
+                + sum(size(leaf) for leaf in self.core_state))
+
     @functools.cached_property  # read on every batch the builder appends
     def step(self) -> dict[str, ArraySpec]:
         """The leaves of one step, by name, each as one env holds it: the previous action,

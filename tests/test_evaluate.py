@@ -1,10 +1,12 @@
-"""``seed evaluate``: plays a trained run's checkpoint locally, writes eval.csv, records a GIF;
-one-line errors on partial or damaged run directories."""
+"""``seed evaluate``: plays a trained run's checkpoint locally, writes eval.csv, records a
+video (read back here); one-line errors on partial or damaged run directories and on a video
+that cannot be written, with nothing half-written left behind."""
 
 from __future__ import annotations
 
 import csv
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -41,7 +43,7 @@ def _read_eval(run: Path) -> list[dict]:
 def test_evaluate_writes_eval_csv_and_gif(trained, tmp_path, capsys):
     from seed.cli import main
     gif = tmp_path / "catch.gif"
-    assert main(["evaluate", str(trained), "--episodes", "4", "--record", str(gif)]) == 0
+    assert main(["evaluate", str(trained), "--episodes", "4", "--video", str(gif)]) == 0
     stdout = capsys.readouterr().out
     rows = _read_eval(trained)
     assert list(rows[0]) == ["episode", "return", "length", "frames"]
@@ -50,11 +52,69 @@ def test_evaluate_writes_eval_csv_and_gif(trained, tmp_path, capsys):
         assert int(r["length"]) == 9 and int(r["frames"]) == 9
         assert float(r["return"]) in (-1.0, 1.0)
     mean = np.mean([float(r["return"]) for r in rows])
-    assert f"return mean {mean:.3f}" in stdout and "greedy" in stdout
+    assert f"return mean {mean:.3f}" in stdout and "greedy" in stdout and str(gif) in stdout
     from PIL import Image
     with Image.open(gif) as im:
-        assert im.n_frames == 10  # the reset observation + 9 steps
-        assert im.size == (5 * 26, 10 * 26)  # 10x5 board upscaled to >= 256 px
+        assert im.size == (5 * 26, 10 * 26 + 18)  # 10x5 board upscaled, the return above it
+
+
+def test_two_seconds_of_catch_as_mp4_read_back(trained, tmp_path):
+    # 3 episodes of Catch are 3 x 10 frames (the reset and 9 steps): 2 s at 15 frames/s.
+    import imageio.v2 as imageio
+    mp4 = tmp_path / "catch.mp4"
+    shown = []
+    r = E.evaluate(trained, episodes=3, video=str(mp4), eval_csv=False,
+                   on_frame=lambda image, episode, step: shown.append((episode, step)))
+    assert r["video"] == str(mp4) and r["eval_csv"] is None
+    with imageio.get_reader(mp4, format="FFMPEG") as reader:
+        meta = reader.get_meta_data()
+        frames = np.stack([reader.get_data(i) for i in range(reader.count_frames())])
+    assert frames.shape == (30, 10 * 26 + 18, 5 * 26, 3)  # 30 frames, even sizes kept
+    assert meta["fps"] == E.VIDEO_FPS and meta["duration"] == pytest.approx(2.0, abs=0.1)
+    assert shown[:2] == [(0, 0), (0, 1)] and shown[-1] == (2, 9)
+    # the band above the board carries text (white pixels); the board below it is drawn
+    assert frames[0, :18].max() > 200 and frames[0, 18:].max() > 200
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temp file left
+
+
+def test_video_of_a_run_without_checkpoint_is_one_line_and_writes_nothing(trained, tmp_path):
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    shutil.copy(trained / "config.json", bare / "config.json")
+    video = tmp_path / "out.mp4"
+    err = _error(_seed("evaluate", bare, "--video", video))
+    assert "has no checkpoint.npz: nothing to evaluate" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bare"]
+    assert sorted(p.name for p in bare.iterdir()) == ["config.json"]
+
+
+def test_video_to_a_path_that_cannot_be_written(trained, tmp_path):
+    assert "folder" in _error(_seed("evaluate", trained, "--video", tmp_path / "no" / "x.mp4"))
+    (tmp_path / "d.gif").mkdir()
+    assert "is a folder" in _error(_seed("evaluate", trained, "--video", tmp_path / "d.gif"))
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        if os.access(locked, os.W_OK):  # root writes anywhere: nothing to refuse
+            pytest.skip("running as root")
+        assert "cannot be written" in _error(_seed("evaluate", trained, "--video",
+                                                   locked / "x.mp4"))
+    finally:
+        locked.chmod(0o700)
+    assert list(locked.iterdir()) == []
+
+
+def test_a_failure_while_recording_leaves_no_file(trained, tmp_path):
+    mp4 = tmp_path / "catch.mp4"
+
+    def fail(image, episode, step):
+        if step == 5:
+            raise RuntimeError("stop here")
+
+    with pytest.raises(RuntimeError, match="stop here"):
+        E.evaluate(trained, episodes=1, video=str(mp4), eval_csv=False, on_frame=fail)
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_evaluate_in_process_epsilon_and_seed(trained):
@@ -103,7 +163,8 @@ def test_checkpoint_of_another_network_is_refused(trained, tmp_path):
 @pytest.mark.parametrize("args, fragment", [
     (["--episodes", 0], "--episodes must be at least 1"),
     (["--episodes", 1, "--epsilon", 1.5], "--epsilon must be in [0, 1]"),
-    (["--episodes", 1, "--record", "out.txt"], "give a .gif or .mp4"),
+    (["--episodes", 1, "--video", "out.txt"], "give a .mp4 or .gif"),
+    ([], "give --episodes N (or --video PATH"),
 ])
 def test_bad_arguments(trained, args, fragment):
     assert fragment in _error(_seed("evaluate", trained, *args))
@@ -148,17 +209,28 @@ def test_r2d2_greedy_on_q_values(tmp_path):
 def test_atari_frames_count_the_frame_skip_and_record_upscaled(tmp_path):
     run = _fresh_run(tmp_path / "pong", env="atari:Pong", network="nature_cnn", actors=1,
                      envs_per_actor=1)
-    gif = tmp_path / "pong.gif"
-    E.evaluate(run, episodes=1, max_episode_steps=6, record=str(gif))
+    shown = []
+    E.evaluate(run, episodes=1, max_episode_steps=6,
+               on_frame=lambda image, episode, step: shown.append(image.size))
     [row] = _read_eval(run)
     assert int(row["length"]) == 6 and int(row["frames"]) == 24  # frame skip 4
-    from PIL import Image
-    with Image.open(gif) as im:
-        assert im.size == (336, 336)
-        # The reset frame and 6 steps. Pillow merges identical consecutive frames into one
-        # of longer duration (a policy that leaves the screen unchanged), so count time.
-        durations = []
-        for i in range(im.n_frames):
-            im.seek(i)
-            durations.append(im.info["duration"])
-    assert sum(durations) == 7 * E._GIF_MS_PER_FRAME
+    assert shown == [(336, 336 + 18)] * 7  # the reset frame and 6 steps, upscaled 4x
+
+
+def test_football_planes_drawn_as_a_mini_map():
+    # Two stacked SMM frames of 4 planes; the newest has the ball at (1, 2) and the left
+    # team at (0, 0): those pixels take their colours, the rest is pitch.
+    planes = np.zeros((3, 4, 8), np.uint8)
+    planes[0, 0, 4] = 255
+    planes[1, 2, 6] = 255
+    planes[2, 3, 1] = 255  # the older frame's right team: not drawn
+    image = E.football_image(planes)
+    assert tuple(image[0, 0]) == tuple(E._SMM_COLOURS[0])
+    assert tuple(image[1, 2]) == (255, 255, 255)
+    assert tuple(image[2, 3]) == (30, 100, 40)
+
+    class Packed:
+        packed, num_planes = True, 8
+    from envs.football_packing import pack_planes
+    img = E.observation_image(pack_planes(planes), Packed())
+    assert img.mode == "RGB" and img.size == (4 * 64, 3 * 64)

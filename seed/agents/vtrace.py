@@ -138,6 +138,7 @@ def actor_critic_loss(learner_logits, learner_baseline, bootstrap_value, behavio
         "entropy": tf.reduce_mean(step_entropy),         # nats per step, either reduction
         "mean_rho": tf.reduce_mean(tf.exp(log_rhos)),
         "mean_abs_log_rho": tf.reduce_mean(tf.abs(log_rhos)),  # policy lag
+        "max_abs_log_rho": tf.reduce_max(tf.abs(log_rhos)),    # its worst step
         "value_loss": 0.5 * tf.reduce_mean(tf.square(vs - learner_baseline)),
         "explained_variance": explained_variance(vs, learner_baseline),
         "mean_vs": tf.reduce_mean(vs),

@@ -40,7 +40,8 @@ import time
 from pathlib import Path
 
 from seed.bench.ceilings import ceiling_fractions, roofline_path
-from seed.bench.procmon import TreeCPUMonitor, usable_cores
+from seed.bench.procmon import TreeCPUMonitor
+from seed.metrics.cpu import usable_cores
 from seed.config import Config, ConfigError, make_config
 from seed.results.compare import RUN_COLUMNS, write_runs
 from seed.results.files import ResultsError

@@ -8,23 +8,17 @@ the root is a learner and the rest its actors). Alongside, it counts the rows of
 ``metrics.csv``, so CPU use can be cut to the same window as the steady-state
 figures: utilisation = delta tree CPU seconds / (delta wall seconds x cores),
 which is the sum of the processes' ``cpu_percent`` divided by 100 x cores.
+
+The tree's CPU is read by :class:`seed.metrics.cpu.TreeCPU`.
 """
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from pathlib import Path
 
-import psutil
-
-
-def usable_cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
+from seed.metrics.cpu import TreeCPU, usable_cores
 
 
 def _count_rows(path: Path) -> int:
@@ -38,13 +32,12 @@ def _count_rows(path: Path) -> int:
 class TreeCPUMonitor:
     def __init__(self, pid: int, metrics_path: str | Path | None = None,
                  interval_s: float = 0.5):
-        self.root = psutil.Process(pid)
+        self.tree = TreeCPU(pid)
+        self.root = self.tree.root
         self.metrics_path = Path(metrics_path) if metrics_path else None
         self.interval_s = interval_s
         # (monotonic t, the tree's cpu s, metrics rows, the root process's own cpu s)
         self.samples: list[tuple[float, float, int, float]] = []
-        self._procs: dict[tuple[int, float], psutil.Process] = {}
-        self._cpu: dict[tuple[int, float], float] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="cpu-monitor", daemon=True)
 
@@ -56,26 +49,10 @@ class TreeCPUMonitor:
         self._stop.set()
         self._thread.join(timeout=5)
 
-    def _tree(self):
-        try:
-            procs = [self.root] + self.root.children(recursive=True)
-        except psutil.Error:
-            return []
-        return procs
-
     def sample(self) -> None:
-        root_cpu = self.samples[-1][3] if self.samples else 0.0
-        for p in self._tree():
-            try:
-                key = (p.pid, p.create_time())
-                t = p.cpu_times()
-                self._cpu[key] = t.user + t.system
-                if p.pid == self.root.pid:
-                    root_cpu = self._cpu[key]
-            except psutil.Error:
-                continue
+        cpu = self.tree.read()
         rows = _count_rows(self.metrics_path) if self.metrics_path else 0
-        self.samples.append((time.monotonic(), sum(self._cpu.values()), rows, root_cpu))
+        self.samples.append((time.monotonic(), cpu, rows, self.tree.root_cpu))
 
     def _loop(self) -> None:
         while not self._stop.is_set():

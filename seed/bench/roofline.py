@@ -71,9 +71,9 @@ from pathlib import Path
 
 from seed.bench.costs import (build_agent, inference_inputs, measure_inference,
                               measure_simulation, training_timer)
-from seed.bench.procmon import usable_cores
 from seed.bench.timing import alternate, rates
 from seed.config import Config
+from seed.metrics.cpu import usable_cores
 from seed.results import roofline as results_roofline
 from seed.results.roofline import Roofline
 from seed.runtime.seed_arch import sizing

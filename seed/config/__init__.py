@@ -8,9 +8,11 @@
   optimizer, loss and buffer settings (a :class:`VTraceConfig`, an
   :class:`R2D2Config`, or a registered agent's), written under the agent's name.
 
-Each part checks its own fields; ``Config.validate`` runs them all. Keys are
-written plainly, dotted or nested (:mod:`seed.config.keys`); :func:`load` reads a
-file and flags, :func:`make_config` takes keyword values, :func:`from_saved` reads back
+Every field declares its type and bounds, checked when its part is built
+(:mod:`seed.config.fields`; :mod:`seed.config.reference` lists them); each part's
+``validate(run)`` checks the rules between fields, and ``Config.validate`` runs them
+all. Keys are written plainly, dotted or nested (:mod:`seed.config.keys`); :func:`load`
+reads a file and flags, :func:`make_config` takes keyword values, :func:`from_saved` reads back
 what a run saved, old flat ``config.json`` files included.
 """
 
@@ -23,15 +25,16 @@ from typing import Any
 from seed.config.agents import (AGENT_CONFIGS, AgentConfig, OptimizerSettings, R2D2Config,
                                  VTraceConfig)
 from seed.config.errors import ConfigError
-from seed.config.keys import (config_paths, field_values, from_paths, from_saved, make_config,
-                              paths, replaced, saved_fields)
+from seed.config.keys import (allowed_values, config_paths, field_values, from_paths,
+                              from_saved, make_config, paths, read_value, replaced,
+                              saved_fields)
 from seed.config.run import Config
 from seed.config.transport import TransportConfig
 
 __all__ = ["AGENT_CONFIGS", "AgentConfig", "Config", "ConfigError", "OptimizerSettings",
-           "R2D2Config", "TransportConfig", "VTraceConfig", "config_paths", "field_values",
-           "file_values", "from_paths", "from_saved", "given_values", "load", "make_config",
-           "paths", "replaced", "saved_fields"]
+           "R2D2Config", "TransportConfig", "VTraceConfig", "allowed_values", "config_paths",
+           "field_values", "file_values", "from_paths", "from_saved", "given_values", "load",
+           "make_config", "paths", "read_value", "replaced", "saved_fields"]
 
 
 def file_values(path: str) -> dict[str, Any]:

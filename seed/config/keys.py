@@ -21,6 +21,7 @@ from typing import Any
 
 from seed.config.agents import AGENT_CONFIGS, check_agent_name
 from seed.config.errors import ConfigError
+from seed.config.fields import allowed, declared
 from seed.config.run import Config
 from seed.config.transport import TransportConfig
 
@@ -69,6 +70,23 @@ def _path(key: str, agent: str) -> str:
                           f"but this run's agent is {agent}")
     raise ConfigError(f"unknown config key {key}: no component has it (run, "
                       f"{', '.join(components)})")
+
+
+def _declaring(name: str) -> type:
+    """The class of the first component with a field of plain name ``name``."""
+    return {"run": Config, **_components()}[_owners(name)[0]]
+
+
+def read_value(name: str, value) -> Any:
+    """``value`` read as the field of plain name ``name`` declares it (a flag's text, say),
+    whichever component has the field (an agent's, for every agent alike); a ConfigError
+    naming ``name`` and what is allowed if it is not."""
+    return _declaring(name).read(name, value, key=name)
+
+
+def allowed_values(name: str) -> str:
+    """What the field of plain name ``name`` allows, in words (``an integer >= 1``)."""
+    return allowed(declared(_declaring(name))[name])
 
 
 def _agent_of(values: dict[str, Any], default: str) -> str:
@@ -164,8 +182,9 @@ def from_saved(values: dict[str, Any], *, unknown_agent_ok: bool = False) -> Con
     agent = values.get("agent", Config.agent)
     if unknown_agent_ok and agent not in AGENT_CONFIGS:
         rest = {k: v for k, v in values.items() if k != agent}
-        return dataclasses.replace(from_saved({**rest, "agent": Config.agent}), agent=agent,
-                                   agent_config=None)
+        config = from_saved({**rest, "agent": Config.agent})
+        config.agent, config.agent_config = agent, None  # set, not built: no check refuses it
+        return config
     if agent not in AGENT_CONFIGS:
         raise ConfigError(f"saved config names an agent this process does not know: {agent!r} "
                           f"(known: {', '.join(AGENT_CONFIGS)}; a registered agent exists only "

@@ -11,33 +11,40 @@ on it. Build one from the keys a user writes with :func:`seed.config.make_config
 from __future__ import annotations
 
 import dataclasses
+from typing import Annotated, Literal
 
-from seed.config.agents import AGENT_CONFIGS, AgentConfig, check_agent_name
+from pydantic import Field
+
+import envs
+from seed import networks
+from seed.config.agents import AGENT_CONFIGS, AgentConfig, AgentName
 from seed.config.errors import ConfigError
+from seed.config.fields import (Checked, Count, CountOrZero, Kwargs, NonNegative, OneOf,
+                                Positive)
 from seed.config.transport import TransportConfig
 
 
 @dataclasses.dataclass
-class Config:
+class Config(Checked):
     # What to run.
     env: str = "toy:catch"
-    env_kwargs: dict = dataclasses.field(default_factory=dict)
-    arch: str = "seed"  # seed | impala: seed/runtime/architectures.py
-    agent: str = "vtrace"  # vtrace | r2d2 | one seed.agents.register_agent added
-    network: str = "mlp"  # mlp | nature_cnn | impala_resnet | football | ...
-    network_kwargs: dict = dataclasses.field(default_factory=dict)
+    env_kwargs: Kwargs = dataclasses.field(default_factory=dict)
+    arch: Literal["seed", "impala"] = "seed"  # seed/runtime/architectures.py
+    agent: AgentName = "vtrace"  # seed.agents.register_agent adds more
+    network: Annotated[str, OneOf(networks.REGISTRY)] = "mlp"
+    network_kwargs: Kwargs = dataclasses.field(default_factory=dict)
     benchmark: str = ""  # name of the experiments/ config, if any
 
     # Scale and budget.
-    actors: int = 2
-    envs_per_actor: int = 4
-    frames: int = 100_000  # env frames (steps x frame skip)
-    seconds: float = 0.0  # wall-clock budget; 0 = none
-    seed: int = 0
+    actors: Count = 2
+    envs_per_actor: Count = 4
+    frames: CountOrZero = 100_000  # env frames (steps x frame skip); 0 = none
+    seconds: NonNegative = 0.0  # wall-clock budget; 0 = none
+    seed: Annotated[int, Field(ge=0, lt=2**63)] = 0  # TensorFlow's generators take int64
 
     # What the learner trains on and how it infers.
-    unroll_length: int = 20  # T
-    batch_size: int = 8  # unrolls per train step
+    unroll_length: Count = 20  # T
+    batch_size: Count = 8  # unrolls per train step
     jit_inference: bool = False  # XLA-compile the policy's forward pass on the inference path
     #                              (SEED learner and IMPALA actors alike); batches padded to
     #                              powers of two so XLA compiles a few shapes, not every size
@@ -45,14 +52,14 @@ class Config:
 
     # Logging, checkpoints and instrumentation.
     logdir: str = ""
-    log_interval_s: float = 5.0
-    checkpoint_interval_s: float = 600.0
+    log_interval_s: Positive = 5.0
+    checkpoint_interval_s: Positive = 600.0
     progress: bool = True
     timeline: bool = False  # SEED: the learner and each actor stamp every step and write
     #                         timeline-*.npz into the run dir at the end (`seed timeline DIR`)
 
     # Where the actors run.
-    launcher: str = "local"  # local | ray | none
+    launcher: Literal["local", "ray", "none"] = "local"
     ray_address: str = ""
     learner_on_gpu_node: bool = False  # with launcher ray: the learner as a Ray actor, 1 GPU
 
@@ -67,9 +74,8 @@ class Config:
     agent_config: AgentConfig | None = None
 
     def __post_init__(self):
-        cls = AGENT_CONFIGS.get(self.agent)
-        if cls is None:
-            return  # validate() names the unknown agent
+        super().__post_init__()
+        cls = AGENT_CONFIGS[self.agent]
         if self.agent_config is None:
             self.agent_config = cls()
         elif type(self.agent_config) is not cls:
@@ -85,17 +91,26 @@ class Config:
     def validate(self) -> None:
         """Fail early, with one clear line, on a config that cannot work under any
         architecture; ``seed.runtime.architectures.validate`` adds the checks of the one
-        ``arch`` names (the name itself, the agents it runs, its transport)."""
-        check_agent_name(self.agent)
-        for name in ("actors", "envs_per_actor", "unroll_length", "batch_size"):
-            if getattr(self, name) < 1:
-                raise ConfigError(f"{name} must be at least 1, got {getattr(self, name)}")
-        if self.frames <= 0 and self.seconds <= 0:
+        ``arch`` names (the agents it runs, its transport). Each field's own type and
+        bounds were checked when the config was built (:mod:`seed.config.fields`)."""
+        if self.frames == 0 and self.seconds == 0:
             raise ConfigError("give a budget: --frames or --seconds must be positive")
         if self.learner_on_gpu_node and self.launcher != "ray":
             raise ConfigError("learner_on_gpu_node needs --launcher ray")
+        self._check_network_reads_env()
         self.transport.validate(self)
         self.agent_config.validate(self)
+
+    def _check_network_reads_env(self) -> None:
+        """The network is made for the observations the env gives (``envs.observation_kind``
+        against ``seed.networks.OBSERVATIONS``); an unknown env kind is refused here too."""
+        observes = envs.observation_kind(self.env, **self.env_kwargs)
+        reads = networks.OBSERVATIONS.get(self.network, observes)  # one registered later
+        if reads != observes:
+            fits = [n for n, kind in networks.OBSERVATIONS.items() if kind == observes]
+            raise ConfigError(
+                f"network {self.network} reads {reads}, but {self.env} gives {observes} "
+                f"({envs.OBSERVATION_KINDS[observes]}): use network {', '.join(fits)}")
 
     def to_json(self) -> dict:
         """The config as saved in ``config.json``: the run's fields, then ``transport`` and

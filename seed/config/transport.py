@@ -12,37 +12,38 @@ from __future__ import annotations
 import dataclasses
 
 from seed.config.errors import ConfigError
+from seed.config.fields import Checked, Count, CountOrZero, NonNegative, Positive
 
 
 @dataclasses.dataclass
-class TransportConfig:
+class TransportConfig(Checked):
     server: str = ""  # address; "" = a fresh unix socket in logdir (local) / 127.0.0.1:0
-    inference_batch_size: int = 0  # envs per inference batch; 0 = one request per actor stream
-    actor_splits: int = 1  # SEED: each actor's envs in this many groups, each with a request
-    #                        in flight, so env stepping overlaps inference (double buffering).
-    #                        Opt-in: on 2 cores it lost to 1 on Catch and on Pong, where the
-    #                        smaller learner batch cost more than the overlap gained
-    inference_timeout_ms: float = 2.0
-    stream_idle_timeout_s: float = 120.0  # SEED: close a stream that sent nothing this long
-    #                                       (0 = never); its actor reconnects on a new run id
+    inference_batch_size: CountOrZero = 0  # envs per inference batch; 0 = one request per
+    #                                        actor stream
+    actor_splits: Count = 1  # SEED: each actor's envs in this many groups, each with a
+    #                          request in flight, so env stepping overlaps inference (double
+    #                          buffering). Opt-in: on 2 cores it lost to 1 on Catch and on
+    #                          Pong, where the smaller learner batch cost more than the
+    #                          overlap gained
+    inference_timeout_ms: Positive = 2.0
+    stream_idle_timeout_s: NonNegative = 120.0  # SEED: close a stream that sent nothing this
+    #                                             long (0 = never); its actor reconnects on a
+    #                                             new run id
     # Who may connect (seed/transport/security.py): paths only, never the token itself.
     auth_token_file: str = ""  # token file; "" = $SEED_AUTH_TOKEN if set, else no token
     tls_cert_file: str = ""  # learner: PEM certificate chain; with tls_key_file, serve TLS
     tls_key_file: str = ""  # learner: PEM private key
     tls_ca_file: str = ""  # actors: PEM roots to verify the learner; "" = tls_cert_file
 
+    @classmethod
+    def key(cls, name: str) -> str:
+        return f"transport.{name}"
+
     def validate(self, run) -> None:
-        if self.inference_batch_size < 0:
-            raise ConfigError("inference_batch_size must be >= 0")
         if self.inference_batch_size > run.num_envs:
             raise ConfigError(
                 f"inference batch size {self.inference_batch_size} is larger than the "
                 f"{run.num_envs} envs ({run.actors} actors x {run.envs_per_actor}): "
                 "a batch could never fill")
-        if self.actor_splits < 1:
-            raise ConfigError(f"actor_splits must be >= 1, got {self.actor_splits}")
-        if not self.stream_idle_timeout_s >= 0:
-            raise ConfigError(f"stream_idle_timeout_s must be >= 0 (0: no limit), "
-                              f"got {self.stream_idle_timeout_s}")
         if bool(self.tls_cert_file) != bool(self.tls_key_file):
             raise ConfigError("TLS needs both --tls-cert-file and --tls-key-file")

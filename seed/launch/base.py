@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import abc
 import logging
+import signal
 import sys
 
 
@@ -16,6 +17,22 @@ def setup_logging() -> None:
     """Log lines on stderr, as every process a launcher starts (an actor) writes them."""
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
+
+
+class ActorLost(RuntimeError):
+    """An actor kept dying, or its launcher gave up restarting it: the run stops (actors
+    first, no final checkpoint) and says so in one line."""
+
+
+def exit_status(code: int) -> str:
+    """A process's exit code as its launcher reports it: ``code 1``, ``code -11 (SIGSEGV)``
+    for one a signal ended (a native crash, an engine killed)."""
+    if code < 0:
+        try:
+            return f"code {code} ({signal.Signals(-code).name})"
+        except ValueError:
+            pass
+    return f"code {code}"
 
 
 class Launcher(abc.ABC):

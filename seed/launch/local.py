@@ -3,8 +3,10 @@
 Each actor is ``python -m seed.cli actor --server ADDR --task I``, its output
 in ``actor-I.log`` of the run directory. Actors exit when the launcher asks
 (SIGTERM), and on their own when the launching process dies, so a killed run
-leaves no orphans. A crashed actor is restarted (a fresh run id: its envs start
-new episodes), up to ``max_restarts`` times each.
+leaves no orphans. A crashed actor (an exception, or a native crash in its env's
+engine, which lives in the actor's process) is restarted (a fresh run id: its envs
+start new episodes; the learner drops their half-built unrolls), up to
+``max_restarts`` times each; then the run stops with :class:`ActorLost`.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-from seed.launch.base import Launcher
+from seed.launch.base import ActorLost, Launcher, exit_status
 
 log = logging.getLogger(__name__)
 
@@ -57,11 +59,11 @@ class LocalLauncher(Launcher):
                 continue
             self._logs[task].close()
             if self._restarts[task] >= self.max_restarts:
-                raise RuntimeError(
-                    f"actor {task} exited with code {code} {self._restarts[task] + 1} times; "
-                    f"see {self.run_dir / f'actor-{task}.log'}")
+                raise ActorLost(
+                    f"actor {task} exited {self._restarts[task] + 1} times, last with "
+                    f"{exit_status(code)}; see {self.run_dir / f'actor-{task}.log'}")
             self._restarts[task] += 1
-            log.warning("actor %d exited with code %s; restarting (%d/%d)", task, code,
+            log.warning("actor %d exited with %s; restarting (%d/%d)", task, exit_status(code),
                         self._restarts[task], self.max_restarts)
             self._spawn(task)
 

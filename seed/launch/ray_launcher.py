@@ -32,7 +32,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from seed.config import Config, ConfigError, from_saved
-from seed.launch.base import Launcher, setup_logging
+from seed.launch.base import ActorLost, Launcher, setup_logging
 from seed.transport.channel import normalize_server_address
 
 log = logging.getLogger(__name__)
@@ -218,15 +218,15 @@ class RayLauncher(Launcher):
                 code = ray.get(ref)
                 why = f"its loop returned {code}"
             except ray.exceptions.RayActorError as e:
-                raise RuntimeError(
+                raise ActorLost(
                     f"Ray actor {self.name_prefix}-{task} died and Ray gave up restarting it "
                     f"(max_restarts={self.max_restarts}): {_first_line(e)}") from None
             except ray.exceptions.RayTaskError as e:
                 why = f"it raised {_first_line(e)}"
             # The process is alive but the loop ended: run it again, a few times.
             if self._resubmits[task] >= self.max_restarts:
-                raise RuntimeError(f"actor {task} stopped {self._resubmits[task] + 1} times; "
-                                   f"last: {why}")
+                raise ActorLost(f"actor {task} stopped {self._resubmits[task] + 1} times; "
+                                f"last: {why}")
             self._resubmits[task] += 1
             log.warning("actor %d stopped (%s); running it again (%d/%d)", task, why,
                         self._resubmits[task], self.max_restarts)

@@ -20,6 +20,17 @@ REGISTRY = {
     "dmlab": "seed.networks.dmlab:DMLabNetwork",
 }
 
+# name -> the observations it is made for (a kind of envs.OBSERVATION_KINDS): the MLP
+# flattens a small array of numbers, the convolutional torsos read [H, W, C] frames, the
+# football network unpacks minimap planes. A run of a network on another kind is refused.
+OBSERVATIONS = {
+    "mlp": "features",
+    "nature_cnn": "frames",
+    "impala_resnet": "frames",
+    "football": "planes",
+    "dmlab": "frames",
+}
+
 
 def network_class(name: str):
     """The class registered as ``name``. Its module imports TensorFlow: the import goes

@@ -51,13 +51,14 @@ class NatureCNNTorso(tf.Module):
 class ResidualStack(tf.Module):
     """IMPALA stack: conv 3x3, max pool 3x3/2, two blocks of (ReLU, conv, ReLU, conv) + skip."""
 
-    def __init__(self, channels: int, num_blocks: int = 2, name: str | None = None):
+    def __init__(self, channels: int, num_blocks: int = 2, name: str | None = None,
+                 kernel_init: str = "he_uniform"):
         super().__init__(name=name)
         with self.name_scope:
             # A ReLU follows each of these convs (after the pool, inside the blocks).
-            self._conv = Conv2D(channels, 3, kernel_init="he_uniform")
-            self._blocks = [(Conv2D(channels, 3, kernel_init="he_uniform"),
-                             Conv2D(channels, 3, kernel_init="he_uniform"))
+            self._conv = Conv2D(channels, 3, kernel_init=kernel_init)
+            self._blocks = [(Conv2D(channels, 3, kernel_init=kernel_init),
+                             Conv2D(channels, 3, kernel_init=kernel_init))
                             for _ in range(num_blocks)]
 
     def __call__(self, x):
@@ -72,13 +73,15 @@ class ImpalaResNetTorso(tf.Module):
 
     Call it on float images ``[N, H, W, C]`` (already scaled); returns ``[N, fc_size]``.
     Weights are created on the first call: call it once eagerly before tracing.
+    ``kernel_init``: every conv's and the FC's (:mod:`seed.networks.layers`).
     """
 
-    def __init__(self, channels=(16, 32, 32), fc_size: int = 256, name: str | None = None):
+    def __init__(self, channels=(16, 32, 32), fc_size: int = 256, name: str | None = None,
+                 kernel_init: str = "he_uniform"):
         super().__init__(name=name)
         with self.name_scope:
-            self._stacks = [ResidualStack(c) for c in channels]
-            self._fc = Dense(fc_size, tf.nn.relu, name="fc")
+            self._stacks = [ResidualStack(c, kernel_init=kernel_init) for c in channels]
+            self._fc = Dense(fc_size, tf.nn.relu, name="fc", kernel_init=kernel_init)
         self.fc_size = fc_size
 
     def __call__(self, x):

@@ -9,6 +9,9 @@ agent (Espeholt et al. 2018, figure 3, without the language LSTM):
     -> LSTM(``lstm_size``), reset where ``done``
     -> head
 
+``kernel_init`` is the torso's (:mod:`seed.networks.layers`): He-uniform by default,
+``"glorot_uniform"`` as upstream's Keras layers.
+
 Heads: ``"actor_critic"`` gives ``{'policy_logits': [.., A], 'baseline': [..]}``;
 ``"q"`` gives dueling ``{'q_values': [.., A]}`` (value + advantage - mean advantage).
 
@@ -35,7 +38,8 @@ class DMLabNetwork(tf.Module):
     """ResNet torso, LSTM core and an actor-critic or dueling-Q head over DMLab frames."""
 
     def __init__(self, num_actions: int, observation_space, head: str = "actor_critic",
-                 lstm_size: int = 256, channels=(16, 32, 32), fc_size: int = 256):
+                 lstm_size: int = 256, channels=(16, 32, 32), fc_size: int = 256,
+                 kernel_init: str = "he_uniform"):
         super().__init__(name="dmlab_network")
         self.head = heads.check_head(head)
         shape, self._frame_dtype, self._scale = frame_spec(observation_space)
@@ -43,7 +47,7 @@ class DMLabNetwork(tf.Module):
         self.num_actions = int(num_actions)
         self._frame_shape = shape
         with self.name_scope:
-            self._torso = ImpalaResNetTorso(tuple(channels), fc_size)
+            self._torso = ImpalaResNetTorso(tuple(channels), fc_size, kernel_init=kernel_init)
             self._lstm = LSTMCell(self.lstm_size)
             if head == "actor_critic":
                 self._policy, self._baseline = heads.policy_layer(self.num_actions), Dense(1)

@@ -55,7 +55,7 @@ def lecun_uniform(shape, fan_in: int, scale: float = 1.0):
     return scale * variance_scaling_uniform(shape, fan_in, 1.0)
 
 
-KERNEL_INITS = ("he_uniform", "lecun_uniform")
+KERNEL_INITS = ("he_uniform", "lecun_uniform", "glorot_uniform")
 
 
 def lstm_bias(units: int):
@@ -79,9 +79,10 @@ def lstm_step(x, state, kernel, bias):
 class _Layer(tf.Module):
     """A layer whose ``kernel`` and ``bias`` are made on its first call (see :meth:`_build`).
 
-    ``kernel_init``: ``"he_uniform"`` or ``"lecun_uniform"``; None picks He for a
-    ReLU activation and LeCun otherwise (a layer whose output a ReLU follows
-    outside it, as in the residual blocks, says ``"he_uniform"``).
+    ``kernel_init``: ``"he_uniform"``, ``"lecun_uniform"`` or ``"glorot_uniform"`` (Keras'
+    default, what upstream SEED's layers use); None picks He for a ReLU activation and
+    LeCun otherwise (a layer whose output a ReLU follows outside it, as in the residual
+    blocks, says ``"he_uniform"``).
     ``init_scale`` multiplies a LeCun kernel (0.01 for policy logits).
     """
 
@@ -92,7 +93,7 @@ class _Layer(tf.Module):
             kernel_init = "he_uniform" if activation is tf.nn.relu else "lecun_uniform"
         if kernel_init not in KERNEL_INITS:
             raise ValueError(f"unknown kernel_init {kernel_init!r}; known: {KERNEL_INITS}")
-        if kernel_init == "he_uniform" and init_scale != 1.0:
+        if kernel_init != "lecun_uniform" and init_scale != 1.0:
             raise ValueError("init_scale applies to lecun_uniform kernels only")
         self.activation = activation
         self.kernel_init, self.init_scale = kernel_init, float(init_scale)
@@ -103,6 +104,9 @@ class _Layer(tf.Module):
         """``kernel`` by ``kernel_init``, then ``bias`` from its initial value (none if None)."""
         if self.kernel_init == "he_uniform":
             kernel = he_uniform(kernel_shape, fan_in)
+        elif self.kernel_init == "glorot_uniform":  # fan out: receptive field x outputs
+            fan_out = math.prod(kernel_shape[:-2]) * kernel_shape[-1]
+            kernel = glorot_uniform(kernel_shape, fan_in, fan_out)
         else:
             kernel = lecun_uniform(kernel_shape, fan_in, self.init_scale)
         with self.name_scope:

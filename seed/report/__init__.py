@@ -7,10 +7,11 @@ Per benchmark: the machines its runs came from (cores, accelerator, package vers
 each run's ``config.json``), what the engine was built from where that varies (DMLab), then
 one module per kind of section:
 
-* :mod:`seed.report.learning`: the reward curves, frames and wall time to each threshold per
-  architecture (median and min-max over the runs of one setting; the evaluation envs' too
-  where ``references.yaml`` gives an ``evaluation_window``), the goal, the learning
-  diagnostics each run ended with;
+* :mod:`seed.report.learning`: the reward curves, each run's status (ran its budget, stopped
+  early, failed; its segments where resumed), frames and wall time to each threshold per
+  architecture (median and min-max over the runs of one setting, whether each crossing held;
+  the evaluation envs' too where ``references.yaml`` gives an ``evaluation_window``), the
+  goal (per run, or over the median of seeds), the learning diagnostics each run ended with;
 * :mod:`seed.report.throughput`: the throughput of every ``seed compare`` (SEED/IMPALA ratio
   per mode and network, share of the roofline ceiling and of SEED's lock-step bound), what
   each compare's runs measured besides frames/s (cores busy, CPU per frame, action latency,
@@ -24,6 +25,10 @@ one module per kind of section:
 * :mod:`seed.report.references`: the published references beside them
   (``results/references.yaml``, typed by hand with their sources: the one input that is not
   a run).
+
+Every wall time and frames/s says what the machine's foreign load was beside it
+(:mod:`seed.report.load`: a run's mean above :data:`LOADED` is marked loaded; a run from
+before the record reads "load not recorded").
 
 Each section's heading is ``<benchmark> <section>`` (``atari_pong_vtrace throughput``), so
 its anchor (``REPORT.md#atari_pong_vtrace-throughput``) stays put as runs are added. No
@@ -43,6 +48,7 @@ from pathlib import Path
 
 from seed.report import learning, references, roofline, throughput, timeline
 from seed.report.learning import FIGURES, WINDOW
+from seed.report.load import LOADED
 from seed.report.references import REFERENCES, ReportError, load_references
 from seed.report.text import machine_text, rel
 from seed.report.timeline import TIMELINE_DOCS
@@ -53,8 +59,8 @@ from seed.results.run_dirs import Run, is_training_run, load_runs
 from seed.results.sweep import Sweep, find_sweep_files, load_sweep
 from seed.results.timeline import find_timeline_files, load_timeline
 
-__all__ = ["FIGURES", "REFERENCES", "TIMELINE_DOCS", "WINDOW", "ReportError", "build",
-           "load_references", "main", "register", "run"]
+__all__ = ["FIGURES", "LOADED", "REFERENCES", "TIMELINE_DOCS", "WINDOW", "ReportError",
+           "build", "load_references", "main", "register", "run"]
 
 
 @dataclasses.dataclass

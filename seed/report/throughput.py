@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from seed.report.load import COMPARE_LOAD, loads_by_compare, quiet_or
 from seed.report.text import heading, plural, rel
 from seed.results.compare import Compare
 from seed.results.sweep import Sweep
@@ -18,6 +19,7 @@ def throughput_section(bench: str, compares: list[Compare], root: Path) -> list[
     ratios = compare_ratios(compares)
     details = compare_details(compares).set_index("compare_dir")
     roofs = {str(c.directory): c.roofline for c in compares}
+    loads = loads_by_compare(compares)
     rows = []
     for _, r in ratios.iterrows():
         d = details.loc[r["compare_dir"]]
@@ -29,7 +31,7 @@ def throughput_section(bench: str, compares: list[Compare], root: Path) -> list[
                      r["options"] or "-", num(r["seed_fps"]), num(r["impala_fps"]),
                      num(r["fps_ratio"], ".2f"), num(r["cpu_ratio"], ".2f"),
                      share if roof else "-", num(d["seed_lockstep_fraction"], ".0%"),
-                     num(d["seed_turns_fraction"], ".0%")])
+                     num(d["seed_turns_fraction"], ".0%"), quiet_or(loads[r["compare_dir"]])])
     return ([heading(bench, "throughput"), "",
              f"{plural(len(rows), 'compare')}. Steady-state frames/s (SEED: mean of its "
              "runs); ratio = SEED/IMPALA frames/s, per CPU-s = the same per CPU-second of the "
@@ -39,16 +41,17 @@ def throughput_section(bench: str, compares: list[Compare], root: Path) -> list[
              "serve bound with inference, simulation and data path in turn, each timed alone "
              "(rooflines that measured it); turns share = the same over that bound with "
              "inference and simulation run in turns for real, without SEED "
-             "(seed/bench/turns.py), plus the data path.", ""]
+             f"(seed/bench/turns.py), plus the data path; {COMPARE_LOAD}.", ""]
             + markdown_table(["compare", "mode", "network", "options", "SEED fps", "IMPALA fps",
                               "ratio", "per CPU-s", "ceiling share", "lock-step share",
-                              "turns share"], rows) + [""])
+                              "turns share", "foreign load"], rows) + [""])
 
 
 def details_section(bench: str, compares: list[Compare], root: Path) -> list[str]:
     """What each compare's runs measured besides frames/s, in the throughput table's order."""
     order = compare_ratios(compares)["compare_dir"]
     details = compare_details(compares).set_index("compare_dir")
+    loads = loads_by_compare(compares)
     rows = []
     for cd in order:
         d = details.loc[cd]
@@ -61,7 +64,8 @@ def details_section(bench: str, compares: list[Compare], root: Path) -> list[str
             f"{cpu} / {num(d['impala_cpu_us'])}",
             f"{num(d['seed_latency_p50_ms'], '.1f')} / {num(d['seed_latency_p99_ms'], '.1f')}",
             f"{num(d['seed_batch'], '.1f')}; {num(d['seed_batch_ms'], '.2f')} ms",
-            f"{num(d['impala_inference_ms'], '.2f')}; {num(d['impala_pull_ms'], '.1f')}"])
+            f"{num(d['impala_inference_ms'], '.2f')}; {num(d['impala_pull_ms'], '.1f')}",
+            quiet_or(loads[cd])])
     return ([heading(bench, "inside the compares"), "",
              "What the runs of each compare measured besides frames/s, over their steady "
              "state (SEED: mean of its runs): cores busy = share of all the machine's cores "
@@ -69,12 +73,12 @@ def details_section(bench: str, compares: list[Compare], root: Path) -> list[str
              "CPU-second; SEED's learner part where recorded); SEED's action latency (an "
              "actor's wait from a step's observations to its actions); SEED's learner batch "
              "(envs per inference call) and the time of one such call; an IMPALA actor's "
-             "local inference call and parameter pull.", ""]
+             "local inference call and parameter pull; " + COMPARE_LOAD + ".", ""]
             + markdown_table(["compare", "SEED fps, each run", "cores busy, SEED / IMPALA",
                               "CPU us per frame, SEED / IMPALA",
                               "SEED action latency p50 / p99 (ms)",
-                              "SEED batch: envs; inference", "IMPALA inference ms; pull ms"],
-                             rows)
+                              "SEED batch: envs; inference", "IMPALA inference ms; pull ms",
+                              "foreign load"], rows)
             + [""])
 
 
@@ -96,6 +100,7 @@ def before_after_section(bench: str, compares: list[Compare], root: Path) -> lis
     pairs = before_after_pairs(ratios.index)
     if not pairs:
         return []
+    loads = loads_by_compare(compares)
     rows = []
     for b, a in pairs:
         rb, ra, db, da = ratios.loc[b], ratios.loc[a], details.loc[b], details.loc[a]
@@ -107,16 +112,18 @@ def before_after_section(bench: str, compares: list[Compare], root: Path) -> lis
             _change(db["impala_frames_per_cpu_s"], da["impala_frames_per_cpu_s"]),
             _change(db["seed_batch_ms"], da["seed_batch_ms"], ".2f", percent=False),
             _change(db["seed_lockstep_fraction"], da["seed_lockstep_fraction"], ".0%",
-                    percent=False)])
+                    percent=False),
+            " / ".join(quiet_or(loads[x]) for x in (b, a))])
     return ([heading(bench, "before and after"), "",
              f"{plural(len(rows), 'pair')} of compares made to measure a change: the code "
              "before it, then after it, back to back (folders named `...before...` and "
              "`...after...`; `-rerun` for a repeat of the after). Frames/s and frames per "
              "CPU-second are the means of the runs of an architecture; the change in percent "
-             "follows each.", ""]
+             "follows each; " + COMPARE_LOAD + ", before / after.", ""]
             + markdown_table(["before -> after", "mode", "SEED fps", "IMPALA fps",
                               "SEED/IMPALA", "SEED frames per CPU-s", "IMPALA frames per CPU-s",
-                              "SEED batch inference ms", "SEED lock-step share"], rows) + [""])
+                              "SEED batch inference ms", "SEED lock-step share", "foreign load"],
+                             rows) + [""])
 
 
 def sweep_section(bench: str, sweeps: list[Sweep], root: Path) -> list[str]:

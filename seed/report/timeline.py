@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from seed.report.load import COMPARE_LOAD, loads_by_run, quiet_or
 from seed.report.text import heading, rel
 from seed.results.compare import Compare
 from seed.results.tables import compare_ratios, lockstep_cycles
@@ -16,7 +17,7 @@ TIMELINE_DOCS = "../docs/performance.md#where-a-lock-step-cycle-goes-seed-timeli
 
 
 def section(bench: str, compares: list[Compare], timelines: list[Timeline],
-                    root: Path) -> list[str]:
+            root: Path) -> list[str]:
     """Each SEED run's lock-step cycles, where its compare recorded a timeline; [] where none
     of ``compares`` did. Rows in the throughput table's order of the compares."""
     dirs = {str(c.directory) for c in compares}
@@ -25,10 +26,12 @@ def section(bench: str, compares: list[Compare], timelines: list[Timeline],
         return []
     table = lockstep_cycles(mine, compare_ratios(compares)["compare_dir"])
     polled = {True: "yes", False: "no", None: "?"}
+    load = loads_by_run(compares)
     rows = [[rel(r["compare_dir"], root), r["run"], polled[r["cpu_idle_poll"]],
              num(r["cycles"], ",d"), num(r["interval_ms"], ".2f"), num(r["frames_per_s"]),
              *[num(r[group], ".2f") for group, _ in CYCLE_GROUPS],
-             num(r["bookkeeping_ms"], ".2f")]
+             num(r["bookkeeping_ms"], ".2f"),
+             quiet_or([load.get((r["compare_dir"], r["run"]))])]
             for r in table.to_dict("records")]
     return ([heading(bench, "lock-step cycles"), "",
              "Where SEED's lock-step cycles went, as `seed timeline` reads them from the "
@@ -48,7 +51,9 @@ def section(bench: str, compares: list[Compare], timelines: list[Timeline],
              "the interval. Last, off the critical path: the learner's post-reply bookkeeping "
              "(counting steps, extending unrolls, on its inference thread after the reply, "
              "while the actors step), which still takes a core. What each segment spans: "
-             f"[docs/performance.md, Where a lock-step cycle goes]({TIMELINE_DOCS}).", ""]
+             f"[docs/performance.md, Where a lock-step cycle goes]({TIMELINE_DOCS}); "
+             + COMPARE_LOAD + ".", ""]
             + markdown_table(["compare", "run", "idle cores polled", "cycles", "interval ms",
                               "frames/s", *[f"{group} ms" for group, _ in CYCLE_GROUPS],
-                              "post-reply bookkeeping ms (off path)"], rows) + [""])
+                              "post-reply bookkeeping ms (off path)", "foreign load"], rows)
+            + [""])

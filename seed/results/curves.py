@@ -52,20 +52,28 @@ def curve_over_runs(curves: list[tuple[np.ndarray, np.ndarray]],
                          "runs": len(curves)})
 
 
+def last_returns(episodes: pd.DataFrame, window: int = 100) -> np.ndarray:
+    """The returns of the last ``window`` episodes, by frames (then wall time, then the
+    order logged): what a run's summary.json averages, and :func:`final_return`."""
+    ordered = episodes.sort_values(["env_frames", "wall_time"], kind="stable")
+    return ordered["episode_return"].tail(window).to_numpy(float)
+
+
 def final_return(episodes: pd.DataFrame, window: int = 100) -> float:
     """Mean return of the last ``window`` episodes (by frames); NaN without episodes."""
     if not len(episodes):
         return float("nan")
-    ordered = episodes.sort_values(["env_frames", "wall_time"], kind="stable")
-    return float(ordered["episode_return"].tail(window).mean())
+    return float(last_returns(episodes, window).mean())
 
 
 def first_reaching(episodes: pd.DataFrame, threshold: float, window: int = 100) -> dict | None:
     """Where the mean return of ``window`` consecutive episodes first reaches ``threshold``.
 
-    Episodes in frame order; returns ``{"env_frames", "wall_time", "episodes"}`` of the
-    episode that completed the window (frames and wall time as logged with it), or None
-    if no window of ``window`` episodes reaches it.
+    Episodes in frame order; returns ``{"env_frames", "wall_time", "episodes", "held"}`` of
+    the episode that completed the window (frames and wall time as logged with it), or None
+    if no window of ``window`` episodes reaches it. ``held`` is False when the crossing did
+    not hold: the mean fell below ``threshold`` again within the next ``window`` episodes,
+    or the crossing came in the run's last log row (the episodes of its last frame count).
     """
     ordered = episodes.sort_values(["env_frames", "wall_time"], kind="stable")
     means = ordered["episode_return"].rolling(window).mean().to_numpy()
@@ -73,8 +81,10 @@ def first_reaching(episodes: pd.DataFrame, threshold: float, window: int = 100) 
     if not hits.size:
         return None
     i = int(hits[0])
-    return {"env_frames": int(ordered["env_frames"].iloc[i]),
-            "wall_time": float(ordered["wall_time"].iloc[i]), "episodes": i + 1}
+    frames = ordered["env_frames"].to_numpy()
+    lost = bool((means[i + 1:i + 1 + window] < threshold).any())
+    return {"env_frames": int(frames[i]), "wall_time": float(ordered["wall_time"].iloc[i]),
+            "episodes": i + 1, "held": bool(not lost and frames[i] < frames[-1])}
 
 
 def goal_outcome(episodes: pd.DataFrame, frames_run: int, target: float, budget: int,
@@ -89,3 +99,34 @@ def goal_outcome(episodes: pd.DataFrame, frames_run: int, target: float, budget:
     if frames_run >= budget or hit is not None:
         return "missed", None if hit is None else hit["env_frames"]
     return "open", None
+
+
+def return_at(episodes: pd.DataFrame, frames: int, window: int = 100) -> float:
+    """The mean return of the last ``window`` episodes logged at or before ``frames``; NaN
+    with fewer than ``window`` of them."""
+    ordered = episodes.sort_values(["env_frames", "wall_time"], kind="stable")
+    before = ordered[ordered["env_frames"] <= frames]
+    if len(before) < window:
+        return float("nan")
+    return float(before["episode_return"].tail(window).mean())
+
+
+def goal_over_seeds(runs: dict, target: float, budget: int, seeds,
+                    window: int = 100) -> tuple[str, float | None, dict]:
+    """Whether the median over ``seeds`` of a ``window``-episode mean at ``budget`` frames
+    reaches ``target``. ``runs`` maps a seed to ``[(episodes, frames run), ...]``; a seed's
+    value is :func:`return_at` the budget, the median over its runs that ran to the budget.
+
+    Returns ``(kind, median, {seed: value})``: ``("met" | "missed", median, ...)`` when every
+    seed of ``seeds`` has a run that reached the budget, else ``("open", None, ...)`` with
+    the seeds that have one."""
+    values = {}
+    for seed in seeds:
+        at = [return_at(e, budget, window) for e, ran in runs.get(seed, []) if ran >= budget]
+        at = [v for v in at if not np.isnan(v)]
+        if at:
+            values[seed] = float(np.median(at))
+    if len(values) < len(list(seeds)):
+        return "open", None, values
+    median = float(np.median(list(values.values())))
+    return ("met" if median >= target else "missed"), median, values

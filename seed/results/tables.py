@@ -1,8 +1,9 @@
 """The tables the figures and the report are drawn from: one row per run
 (:func:`runs_table`), final returns per benchmark and architecture, the SEED/IMPALA ratios of
 every compare (:func:`compare_ratios`), each architecture's share of this machine's
-roofline ceiling (:func:`roofline_table`) and where SEED's lock-step cycles went in the
-compares that recorded a timeline (:func:`lockstep_cycles`)."""
+roofline ceiling (:func:`roofline_table`), where SEED's lock-step cycles went in the
+compares that recorded a timeline (:func:`lockstep_cycles`) and the foreign load beside a
+run (:func:`foreign_load`) or each run of a compare (:func:`compare_loads`)."""
 
 from __future__ import annotations
 
@@ -16,10 +17,12 @@ from seed.results.compare import Compare
 from seed.results.curves import final_return
 from seed.results.files import ResultsFileError, RunDirError
 from seed.results.run_dirs import (
+    METRICS,
     Run,
     evaluation_episodes,
     is_training_run,
     load_config,
+    read_metrics,
     run_mode,
     training_episodes,
 )
@@ -265,3 +268,32 @@ def lockstep_cycles(timelines: list[Timeline], order=()) -> pd.DataFrame:
     rows.sort(key=lambda r: (place.get(r["compare_dir"], len(place)), r["compare_dir"],
                              r["run"]))
     return pd.DataFrame(rows, columns=columns)
+
+
+def foreign_load(metrics: pd.DataFrame, upto_frames: float | None = None) -> float | None:
+    """The mean foreign load (``foreign_cpu``: the share of the machine's CPU used outside
+    the run's process tree) over a run's metrics rows, where ``upto_frames`` is given those up
+    to the first row at or past it (the row that logged an episode ending there); None where
+    the run did not record it (a run from before the column)."""
+    if "foreign_cpu" not in metrics.columns:
+        return None
+    rows = metrics
+    if upto_frames is not None:
+        later = metrics.loc[metrics["env_frames"] >= upto_frames, "env_frames"]
+        if len(later):
+            rows = metrics[metrics["env_frames"] <= later.min()]
+    values = pd.to_numeric(rows["foreign_cpu"], errors="coerce").dropna()
+    return float(values.mean()) if len(values) else None
+
+
+def compare_loads(compare: Compare) -> list:
+    """The foreign load (:func:`foreign_load` over all its rows) of each run of a compare,
+    in its rows' order; None for a run that did not record it or whose metrics.csv cannot be
+    read."""
+    loads = []
+    for run, arch in zip(compare.runs["run"], compare.runs["arch"]):
+        try:
+            loads.append(foreign_load(read_metrics(compare.directory / run / METRICS, arch)))
+        except RunDirError:
+            loads.append(None)
+    return loads

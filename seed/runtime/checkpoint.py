@@ -1,8 +1,8 @@
 """Atomic checkpoints: the agent's variables (network + optimizer) and the run's counters.
 
 One file, ``checkpoint.npz``, replaced atomically (write to a temp file in the
-same directory, fsync, rename), so a crash mid-write leaves the previous
-checkpoint intact and never a half-written one. Replay contents are not saved
+same directory, fsync, rename), so a crash or a full disk mid-write leaves the
+previous checkpoint intact and never a half-written one. Replay contents are not saved
 (a documented choice: R2D2 refills its replay after a resume; the FIFO queue
 of V-trace holds seconds of data).
 
@@ -19,11 +19,11 @@ TensorFlow would key a Keras 3 optimizer's state by position.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
+
+from seed.runtime.disk import replace_atomically
 
 CHECKPOINT = "checkpoint.npz"
 _COUNTERS_KEY = "__counters__"
@@ -34,21 +34,11 @@ class CheckpointError(RuntimeError):
 
 
 def save(run_dir: str | Path, agent_state: dict, counters: dict) -> Path:
-    run_dir = Path(run_dir)
+    """Replace the run's checkpoint (:func:`seed.runtime.disk.replace_atomically`): on any
+    failure, a full disk among them, the previous one stays whole and an OSError names it."""
     arrays = {f"agent/{k}": np.asarray(v) for k, v in agent_state.items()}
     arrays[_COUNTERS_KEY] = np.frombuffer(json.dumps(counters).encode(), np.uint8)
-    fd, tmp = tempfile.mkstemp(prefix=".checkpoint-", suffix=".npz", dir=run_dir)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            np.savez(f, **arrays)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, run_dir / CHECKPOINT)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    return run_dir / CHECKPOINT
+    return replace_atomically(Path(run_dir) / CHECKPOINT, lambda f: np.savez(f, **arrays))
 
 
 def load(run_dir: str | Path) -> tuple[dict, dict]:

@@ -5,14 +5,18 @@
 instead with ``learner_on_gpu_node``. In this process a run is made of these parts, in the
 order they act:
 
-* :func:`prepare_run_dir`: a new run directory, or a resumed one with its
+* :func:`prepare_run_dir`: a new run directory's path, or a resumed one with its
   checkpoint and counters;
-* :func:`_learner_core`: the agent and its buffer, restored on a resume;
+* :func:`_learner_core`: the agent and its buffer, checked against the machine's memory
+  (:mod:`seed.runtime.memory`) before the run directory is written, restored on a resume;
 * :class:`_Learner`: gRPC server and service, training thread, launched actors;
 * :class:`_RunRecord`: episodes, metrics rows, checkpoints, progress bar, summary;
 * :func:`_tick_loop`: every tick, the budget, failures, when to log and checkpoint;
 * :class:`_StopSignals`: Ctrl-C / SIGTERM stop the run cleanly: actors first, then
   training, then a final checkpoint; no process is left behind.
+
+A full disk stops the run as any failure does, and ends it with one line
+(:mod:`seed.runtime.disk`).
 """
 
 from __future__ import annotations
@@ -32,13 +36,16 @@ import envs
 from seed.config import (Config, ConfigError, config_paths, from_paths, from_saved,
                          paths)
 from seed.launch.base import Launcher
+from seed.metrics.cpu import ForeignLoad
+from seed.metrics.critic_watch import CriticWatch
 from seed.metrics.machine import learner_device, machine_facts
 from seed.metrics.writer import MetricsWriter
-from seed.runtime import architectures, checkpoint, cpu_idle
+from seed.runtime import architectures, checkpoint, cpu_idle, disk, memory
 from seed.runtime.learner_core import EnvSpec, LearnerCore
 from seed.runtime.service import LearnerService
 from seed.runtime.stats import RunStats
 from seed.transport.channel import start_server, unix_socket_path
+from seed.unroll_spec import UnrollSpec
 
 log = logging.getLogger(__name__)
 
@@ -124,6 +131,11 @@ class _Interval:
         return row
 
 
+#: What a checkpoint was trained for: a resume may not change it (another level, frame size or
+#: network would train the saved weights on what they never saw, or fail to load them).
+RESUME_FIXED = ("env", "env_kwargs", "agent", "network", "network_kwargs")
+
+
 def resumed_config(run_dir: Path, given: dict) -> tuple[Config, dict]:
     """The saved run's config with every field in ``given`` (what the user asked for
     explicitly, any spelling) set as given; returns it with ``{path: (saved, given)}`` of
@@ -139,13 +151,19 @@ def resumed_config(run_dir: Path, given: dict) -> tuple[Config, dict]:
     values = config_paths(config)
     changed = {k: (values.get(k), v) for k, v in given.items()
                if k != "logdir" and values.get(k) != v}
+    for key in RESUME_FIXED:
+        if key in changed:
+            saved_value, given_value = changed[key]
+            raise ConfigError(f"cannot resume {run_dir} under {key} {given_value!r}: it was "
+                              f"trained with {key} {saved_value!r}; start a new run for that")
     config = from_paths({**values, **{k: v for k, (_, v) in changed.items()},
                          "logdir": str(run_dir)})
     return config, changed
 
 
 def prepare_run_dir(config: Config, resume_dir: str | None, given: dict | None = None):
-    """(config, run_dir, counters, agent_state) for a new or resumed run.
+    """(config, run_dir, counters, agent_state) for a new or resumed run; a new run's
+    directory is made later (:func:`_learner_core`), once the run is known to fit.
 
     A resumed run takes its saved config, with each field in ``given`` (the fields the user
     gave explicitly, e.g. a longer ``frames`` budget) set as given; ``config`` is then unused.
@@ -161,7 +179,6 @@ def prepare_run_dir(config: Config, resume_dir: str | None, given: dict | None =
     if (run_dir / "checkpoint.npz").exists():
         raise ConfigError(f"{run_dir} already holds a run; use --resume {run_dir} to continue "
                           "it, or another --logdir")
-    run_dir.mkdir(parents=True, exist_ok=True)
     config.logdir = str(run_dir)
     return config, run_dir, {}, None
 
@@ -192,12 +209,25 @@ def train_here(config: Config, resume_dir: str | None = None,
 
     It ends at the budget, on SIGINT/SIGTERM, or when the learner or an actor
     fails; then actors stop first, then training and the server, and a clean stop
-    logs a last row and checkpoints. The summary is written in every case; a
-    failure is raised after it.
+    logs a last row and checkpoints. The summary is written in every case the
+    disk allows; a failure is raised after it, a full disk as a one-line
+    :class:`seed.runtime.disk.DiskFull`.
     """
     config, run_dir, counters, agent_state = prepare_run_dir(config, resume_dir, given)
     if resume_dir:
         architectures.validate(config)  # the saved config with what was given
+    try:
+        return _run(config, run_dir, counters, agent_state)
+    except Exception as e:
+        no_space = disk.no_space(e)
+        if no_space is None:
+            raise
+        raise disk.disk_full(no_space, run_dir, _checkpoint_frames(run_dir),
+                             "learner" if config.launcher == "none" else "train") from e
+
+
+def _run(config: Config, run_dir: Path, counters: dict, agent_state: dict | None) -> dict:
+    """:func:`train_here` once its run directory is known."""
     core, device = _learner_core(config, run_dir, counters, agent_state)
     learner = _Learner(config, core, run_dir)
     record = _RunRecord(config, core, learner.service, run_dir, counters)
@@ -210,26 +240,54 @@ def train_here(config: Config, resume_dir: str | None = None,
             error = e
         finally:
             learner.close()
-            record.close(clean=error is None)
+            try:
+                record.close(clean=error is None)  # a last row and checkpoint if clean
+            except Exception as e:
+                if error is None:
+                    error = e
+                else:
+                    log.warning("closing the run's files after %r: %r", error, e)
     summary = record.summary(stop.reason if error is None else repr(error))
-    (run_dir / "summary.json").write_text(json.dumps(summary, indent=2))
+    try:
+        _write_json(run_dir / "summary.json", summary)
+    except OSError as e:
+        error = error or e
     if error is not None:
         raise error
     return summary
 
 
+def _checkpoint_frames(run_dir: Path) -> int | None:
+    """The frames the run's checkpoint holds, read back from it; None if it has none that
+    reads."""
+    try:
+        _, counters = checkpoint.load(run_dir)
+        frames_per_step = json.loads((run_dir / "config.json").read_text())["frames_per_step"]
+    except (checkpoint.CheckpointError, OSError, ValueError, KeyError):
+        return None
+    return int(counters["env_steps"]) * int(frames_per_step)
+
+
+def _write_json(path: Path, value: dict) -> None:
+    """``path`` replaced atomically: a resumed run's file stays whole if writing fails."""
+    disk.replace_atomically(path, lambda f: f.write(json.dumps(value, indent=2).encode()))
+
+
 def _learner_core(config: Config, run_dir: Path, counters: dict,
                   agent_state: dict | None) -> tuple[LearnerCore, str]:
     """(core, device): the run's agent and buffer, restored with the counters on a resume,
-    and the device the learner runs on; records both in config.json."""
+    and the device the learner runs on; records both in config.json. A buffer too large for
+    the machine's memory is refused before the run directory is made or written."""
     env_spec = EnvSpec.probe(config.env, config.env_kwargs)
     device = learner_device()
-    (run_dir / "config.json").write_text(json.dumps(
-        {"config": config.to_json(), "machine": machine_facts(device),
-         "learner_device": device, "architecture": config.arch,
-         "frames_per_step": env_spec.frames_per_step,
-         "env_engine": envs.engine_info(config.env)}, indent=2))
     core = LearnerCore(config, env_spec)
+    memory.check_buffer(core.buffer, UnrollSpec.of(core.agent, env_spec.observation_space))
+    run_dir.mkdir(parents=True, exist_ok=True)
+    _write_json(run_dir / "config.json",
+                {"config": config.to_json(), "machine": machine_facts(device),
+                 "learner_device": device, "architecture": config.arch,
+                 "frames_per_step": env_spec.frames_per_step,
+                 "env_engine": envs.engine_info(config.env)})
     if agent_state is not None:
         from seed.agents.contract import CheckpointMismatch  # loaded with the agent by now
         try:
@@ -300,12 +358,21 @@ class _RunRecord:
         self.wall_offset = float(counters.get("wall_time", 0.0))  # a resumed run's wall time
         self.resumed_frames = int(counters.get("env_steps", 0)) * self.frames_per_step
         self.writer = MetricsWriter(run_dir, relu_columns=core.agent.relu_columns)
+        self.critic_watch = CriticWatch(core.agent.relu_columns)
         self.start = time.monotonic()
         self.interval = _Interval(self.frames_per_step, core.stats.env_steps,
                                   core.stats.env_steps_trained)
         self.progress = _Progress(config, core.stats.env_steps * self.frames_per_step)
-        self.recent_returns: list[float] = []  # training envs' last 100 episodes
-        self.recent_eval: list[float] = []  # evaluation envs' last 100 episodes
+        # The training and evaluation envs' last 100 episodes and how many there were, the
+        # whole run's (a resumed run's earlier segments read from its episodes.csv, as the
+        # report reads them), so summary.json and the report agree.
+        self.recent_returns, self.recent_eval, self.episode_counts = _logged_episodes(
+            run_dir) if counters else ([], [], [0, 0])
+        # Segments: 1 for a new run, one more at each resume. A checkpoint from before the
+        # count was kept gives a lower bound (segments_exact false).
+        self.segments = int(counters.get("segments", 1)) + 1 if counters else 1
+        self.segments_exact = not counters or "segments" in counters
+        self.load = ForeignLoad(os.getpid())  # the machine's load besides this run's tree
         self.logged: dict | None = None  # the counters of the last metrics row
 
     def frames(self) -> int:
@@ -319,11 +386,15 @@ class _RunRecord:
         for env_id, actor, ret, length, evaluation in sample["episodes"]:
             self.writer.write_episode(wall, frames, actor, env_id, ret, length, evaluation)
             (self.recent_eval if evaluation else self.recent_returns).append(ret)
-        del self.recent_returns[:-100], self.recent_eval[:-100]
+            self.episode_counts[int(bool(evaluation))] += 1
+        del self.recent_returns[:-LAST_EPISODES], self.recent_eval[:-LAST_EPISODES]
         row = self.interval.row(sample, self.core, self.service, wall)
+        row["foreign_cpu"] = self.load.sample()
+        row.update(self.critic_watch.check(row))
         self.writer.write_metrics(row)
         self.progress.update(row, self.recent_returns)
-        self.logged = {**{name: sample[name] for name in RunStats.COUNTERS}, "wall_time": wall}
+        self.logged = {**{name: sample[name] for name in RunStats.COUNTERS}, "wall_time": wall,
+                       "segments": self.segments}
 
     def checkpoint(self) -> None:
         """A checkpoint of the counters of the row just logged: a resume never counts a
@@ -347,15 +418,40 @@ class _RunRecord:
         return {
             "run_dir": str(self.run_dir), "arch": self.config.arch, "env": self.config.env,
             "env_frames": s.env_steps * self.frames_per_step, "env_steps": s.env_steps,
-            "learner_steps": s.learner_steps, "episodes": s.episodes_total,
-            "seconds": elapsed,
+            "learner_steps": s.learner_steps,
+            # the whole run's training episodes (the mean below is over their last 100) and
+            # evaluation episodes
+            "episodes": self.episode_counts[0], "eval_episodes": self.episode_counts[1],
+            "seconds": elapsed,  # this segment's, as is fps
             "fps": (s.env_steps * self.frames_per_step - self.resumed_frames) / max(elapsed, 1e-9),
+            "wall_time": self.wall_offset + elapsed,  # the whole run's
+            "segments": self.segments, "segments_exact": self.segments_exact,
             "mean_return_last_100": (float(np.mean(self.recent_returns))
                                      if self.recent_returns else None),
             "mean_eval_return_last_100": (float(np.mean(self.recent_eval))
                                           if self.recent_eval else None),
             "stopped_by": stopped_by,
         }
+
+
+LAST_EPISODES = 100  # summary.json's means are over the last this many episodes
+
+
+def _logged_episodes(run_dir: Path) -> tuple[list, list, list]:
+    """A resumed run's episodes so far, from its episodes.csv, ordered as the report orders
+    them (:func:`seed.results.curves.last_returns`): the last :data:`LAST_EPISODES` returns
+    of the training envs and of the evaluation envs, and [training, evaluation] counts."""
+    from seed.results.curves import last_returns
+    from seed.results.files import RunDirError
+    from seed.results.run_dirs import EPISODES, evaluation_episodes, read_episodes, \
+        training_episodes
+    try:
+        episodes = read_episodes(run_dir / EPISODES)
+    except RunDirError as e:
+        raise checkpoint.CheckpointError(f"cannot resume {run_dir}: {e}") from None
+    train, evals = training_episodes(episodes), evaluation_episodes(episodes)
+    return (list(last_returns(train, LAST_EPISODES)), list(last_returns(evals, LAST_EPISODES)),
+            [len(train), len(evals)])
 
 
 TICK_S = 0.25  # how often the loop below looks at the run

@@ -20,6 +20,10 @@ class Episode(NamedTuple):
     evaluation: bool
 
 
+#: A train metric whose name starts so is logged as its max over the interval, not its mean.
+MAX_PREFIX = "max_"
+
+
 class RunStats:
     #: The totals a checkpoint keeps and a resume restores (:meth:`counters`, :meth:`restore`).
     COUNTERS = ("env_steps", "learner_steps", "env_steps_trained", "episodes_total")
@@ -42,9 +46,11 @@ class RunStats:
         self._learner_inference_ms: list[float] = []
         self._actor_inference_ms: list[float] = []
         # Per metric: its sum and the number of steps that reported it (a diagnostics
-        # metric comes from sampled steps only, seed/agents/diagnostics.py).
+        # metric comes from sampled steps only, seed/agents/diagnostics.py); a ``max_*``
+        # metric keeps its largest value instead of a sum.
         self._train_sums: dict[str, float] = {}
         self._train_counts: dict[str, int] = {}
+        self._train_maxima: dict[str, float] = {}
 
     def counters(self) -> dict[str, int]:
         """The :data:`COUNTERS` as they stand, read together."""
@@ -93,6 +99,9 @@ class RunStats:
             self.learner_steps += 1
             self.env_steps_trained += int(metrics.get("env_steps_trained", 0))
             for k, v in metrics.items():
+                if k.startswith(MAX_PREFIX):
+                    self._train_maxima[k] = max(self._train_maxima.get(k, -math.inf), float(v))
+                    continue
                 self._train_sums[k] = self._train_sums.get(k, 0.0) + float(v)
                 self._train_counts[k] = self._train_counts.get(k, 0) + 1
 
@@ -106,11 +115,12 @@ class RunStats:
                 "pull_ms": np.asarray(self._pull_ms, np.float64),
                 "learner_inference_ms": np.asarray(self._learner_inference_ms, np.float64),
                 "actor_inference_ms": np.asarray(self._actor_inference_ms, np.float64),
-                # Each train metric's mean over the interval's steps that reported it
-                # ({} if none ran).
-                "train": {k: v / self._train_counts[k] for k, v in self._train_sums.items()},
+                # Each train metric's mean over the interval's steps that reported it, a
+                # max_* metric's max ({} if none ran).
+                "train": {**{k: v / self._train_counts[k] for k, v in self._train_sums.items()},
+                          **self._train_maxima},
             }
             self._episodes, self._action_latencies_ms, self._pull_ms = [], [], []
             self._learner_inference_ms, self._actor_inference_ms = [], []
-            self._train_sums, self._train_counts = {}, {}
+            self._train_sums, self._train_counts, self._train_maxima = {}, {}, {}
         return out

@@ -17,7 +17,7 @@ from seed.agents import agent_names, make_agent, register_agent, unregister_agen
 from seed.agents.contract import Agent, Buffer
 from seed.buffers.prioritized import PrioritizedReplay
 from seed.buffers.unroll_queue import QueueClosed, UnrollQueue
-from seed.config import Config, ConfigError, make_config
+from seed.config import Config, ConfigError, from_saved, make_config
 from seed.types import EnvOutput, Unroll
 
 from tests.support.pg_agent import PGAgent, PGConfig
@@ -41,7 +41,8 @@ def pg_config(**fields):
 
 def test_a_registered_agent_is_a_name_a_config_may_take_until_unregistered():
     assert agent_names() == ["vtrace", "r2d2"]
-    with pytest.raises(ConfigError, match="--agent must be vtrace or r2d2, not 'pg'"):
+    with pytest.raises(ConfigError,
+                       match=r"bad value for agent: 'pg' \(allowed: one of vtrace, r2d2\)"):
         pg_config().validate()
     register_agent("pg", PGAgent, PGConfig)
     try:
@@ -53,10 +54,13 @@ def test_a_registered_agent_is_a_name_a_config_may_take_until_unregistered():
                 register_agent(taken, PGAgent, PGConfig)
     finally:
         unregister_agent("pg")
-    with pytest.raises(ConfigError, match="--agent must be vtrace or r2d2, not 'pg'"):
+    with pytest.raises(ConfigError, match="bad value for agent: 'pg'"):
         pg_config()
+    with pytest.raises(ConfigError, match="bad value for agent: 'pg'"):
+        Config(agent="pg")
+    actors_view = from_saved({**make_config().to_json(), "agent": "pg"}, unknown_agent_ok=True)
     with pytest.raises(ValueError, match="unknown agent 'pg': choose vtrace or r2d2"):
-        make_agent(Config(agent="pg"), OBS, ACT)
+        make_agent(actors_view, OBS, ACT)
     with pytest.raises(ValueError, match="no registered agent named 'vtrace'"):
         unregister_agent("vtrace")
 

@@ -31,36 +31,13 @@ def test_grpc_workers_cover_every_stream():
 
 
 @pytest.mark.parametrize("overrides,message", [
-    ({"actor_splits": 0}, "actor_splits must be >= 1"),
     ({"envs_per_actor": 8, "actor_splits": 2, "inference_batch_size": 3},
      "smaller than one actor request"),
-    ({"agent": "r2d2", "replay_ratio": -1.0}, "replay_ratio must be >= 0"),
-    ({"agent": "r2d2", "replay_min_size": 0}, r"replay_min_size must be in \[1, replay_capacity"),
-    ({"agent": "r2d2", "replay_min_size": 11, "replay_capacity": 10}, "got 11"),
+    ({"agent": "r2d2", "replay_min_size": 11, "replay_capacity": 10},
+     r"replay_min_size must be in \[1, replay_capacity \(10\)\], got 11"),
+    ({"loss_reduction": "sum", "agent": "r2d2"}, "belongs to the vtrace agent"),
 ])
 def test_bad_split_and_replay_settings_fail_with_one_line(overrides, message):
-    with pytest.raises(ConfigError, match=message):
-        validate(make_config(**overrides))
-
-
-@pytest.mark.parametrize("overrides,message", [
-    ({"learning_rate": 0.0}, "learning_rate must be positive"),
-    ({"learning_rate": -1e-4}, "learning_rate must be positive"),
-    ({"learning_rate": float("nan")}, "learning_rate must be positive"),
-    ({"optimizer": "adam", "adam_epsilon": 0.0}, "adam_epsilon must be positive"),
-    ({"optimizer": "rmsprop", "rms_epsilon": -0.01}, "rms_epsilon must be positive"),
-    ({"optimizer": "sgd"}, "optimizer must be adam or rmsprop"),
-    ({"loss_reduction": "median"}, "loss_reduction must be mean or sum"),
-    ({"loss_reduction": "sum", "agent": "r2d2"}, "belongs to the vtrace agent"),
-    ({"adam_beta1": 1.0}, "adam_beta1 must be in"),
-    ({"rms_decay": 1.5}, "rms_decay must be in"),
-    ({"grad_clip_norm": -1.0}, "grad_clip_norm must be >= 0"),
-])
-def test_optimizer_settings_that_cannot_be_right_name_the_field(overrides, message):
     with pytest.raises(ConfigError, match=message) as e:
-        make_config(**overrides).validate()
+        validate(make_config(**overrides))
     assert "\n" not in str(e.value)
-
-
-def test_an_epsilon_the_optimizer_does_not_use_is_not_checked():
-    make_config(optimizer="adam", rms_epsilon=0.0).validate()

@@ -44,7 +44,7 @@ def test_a_run_holds_only_its_agents_settings():
                    r"\(run, transport, vtrace, r2d2\)"),
     ({"vtrace.server": "x"}, "vtrace has no field server .* server is in transport"),
     ({"radio.server": "x"}, "radio has no field server"),
-    ({"agent": "dqn"}, "--agent must be vtrace or r2d2, not 'dqn'"),
+    ({"agent": "dqn"}, r"bad value for agent: 'dqn' \(allowed: one of vtrace, r2d2\)"),
 ])
 def test_a_key_no_component_of_the_run_has_is_refused_in_one_line(values, message):
     with pytest.raises(ConfigError, match=message) as e:

@@ -142,7 +142,7 @@ def test_actor_sigkill_is_restarted_and_the_run_learns(tmp_path):
     counters = check_logs_cover_checkpoint(run_dir)
     mean = check_learns_catch(run_dir)
     learner_log = (tmp_path / "learner.log").read_text(errors="replace")
-    assert "actor 0 exited with code -9; restarting (1/3)" in learner_log
+    assert "actor 0 exited with code -9 (SIGKILL); restarting (1/3)" in learner_log
     report("actor SIGKILL", restarted_after_s=f"{restarted:.1f}",
            new_actor_episodes_logged_within_s=f"{served:.1f}",
            lost="the killed actor's in-flight step and its envs' half-built unrolls "

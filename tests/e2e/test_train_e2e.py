@@ -209,6 +209,18 @@ def test_sigterm_stops_cleanly_and_resume_continues_counters(tmp_path):
     resumed = json.loads((run_dir / "summary.json").read_text())
     assert resumed["learner_steps"] > counters["learner_steps"]
     assert json.loads((run_dir / "config.json").read_text())["config"]["frames"] == target
+    # Two segments, and the summary's last-100 mean and episodes are the whole run's, as
+    # the report reads them from episodes.csv.
+    assert (summary["segments"], resumed["segments"], resumed["segments_exact"]) == (1, 2, True)
+    from seed.results.curves import final_return
+    from seed.results.run_dirs import load_run, training_episodes
+    run = load_run(run_dir)
+    assert resumed["episodes"] == len(training_episodes(run.episodes)) > summary["episodes"]
+    assert resumed["mean_return_last_100"] == pytest.approx(
+        final_return(training_episodes(run.episodes)))
+    assert resumed["wall_time"] == pytest.approx(float(after[-1]["wall_time"]), abs=2.0)
+    # every row records the machine's foreign load, a share of its CPU
+    assert all(0.0 <= float(r["foreign_cpu"]) <= 1.0 for r in after)
 
 
 def test_resume_of_a_dir_without_a_checkpoint_is_one_clear_line(tmp_path):
@@ -222,12 +234,12 @@ def test_resume_of_a_dir_without_a_checkpoint_is_one_clear_line(tmp_path):
     (["--inference-batch-size", "16"], "larger than the 8 envs"),
     (["--env", "toy:chess"], "unknown toy env"),
     (["--env", "pong"], "must look like kind:name"),
-    (["--arch", "a3c"], "--arch must be seed or impala"),
+    (["--arch", "a3c"], "bad value for arch: 'a3c' (allowed: one of seed, impala)"),
     (["--agent", "r2d2", "--arch", "impala"], "r2d2 agent runs under --arch seed only"),
     (["--set", "unroll_lenght=5"], "unknown config key unroll_lenght"),
     (["--set", "burn_in=2"], "burn_in belongs to the r2d2 agent"),
-    (["--set", "learning_rate=0"], "learning_rate must be positive"),
-    (["--set", "loss_reduction=median"], "loss_reduction must be mean or sum"),
+    (["--set", "learning_rate=-0.1"], "bad value for vtrace.learning_rate: -0.1"),
+    (["--set", "loss_reduction=median"], "allowed: one of mean, sum"),
 ])
 def test_configs_that_cannot_work_fail_at_start_with_one_line(tmp_path, args, message):
     base = ["train", "--env", "toy:catch", "--actors", "2", "--envs-per-actor", "4",

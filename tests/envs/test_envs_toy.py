@@ -140,3 +140,24 @@ def test_make_rejects_unknown_names():
         envs.make("catch")
     with pytest.raises(envs.UnknownEnvError):
         envs.make("toy:")
+
+
+def test_memory_shows_the_cue_once_and_rewards_its_choice_after_the_delay():
+    env = envs.make("toy:memory", cues=3, delay=2)
+    assert env.observation_space.shape == (4,) and env.action_space.n == 3
+    for seed in range(6):
+        obs, _ = env.reset(seed=seed)
+        cue = int(np.argmax(obs[:3]))
+        assert obs.tolist() == [float(i == cue) for i in range(3)] + [0.0]
+        for _ in range(2):  # the delay: blank, whatever the action, no reward
+            obs, reward, done, truncated, _ = env.step(cue)
+            assert obs.tolist() == [0.0] * 4 and reward == 0 and not done and not truncated
+        obs, reward, done, _, _ = env.step(0)  # the last blank step shows the flag
+        assert obs.tolist() == [0.0, 0.0, 0.0, 1.0] and reward == 0 and not done
+        choice = cue if seed % 2 else (cue + 1) % 3
+        _, reward, done, _, _ = env.step(choice)
+        assert done and reward == (1.0 if seed % 2 else -1.0)
+    with pytest.raises(RuntimeError, match="finished episode"):
+        env.step(0)
+    with pytest.raises(ValueError, match="cues >= 2"):
+        envs.make("toy:memory", cues=1)

@@ -132,3 +132,17 @@ def test_works_inside_tf_function():
 
     traced, _ = run(prev_action, EnvOutput(*env_output), net.initial_state(2))
     np.testing.assert_allclose(eager["baseline"], traced["baseline"], rtol=1e-5, atol=1e-5)
+
+
+def test_kernel_init_reaches_every_torso_layer():
+    # Glorot's limit on the first conv (3x3, 3 -> 4 channels) is sqrt(6 / (27 + 36)) = 0.31;
+    # He's is sqrt(6 / 27) = 0.47: the largest of 108 draws tells them apart.
+    net = DMLabNetwork(A, _space(), lstm_size=8, channels=(4, 8), fc_size=16,
+                       kernel_init="glorot_uniform")
+    first = net._torso._stacks[0]._conv.kernel.numpy()
+    assert np.abs(first).max() <= np.sqrt(6 / (27 + 36)) + 1e-7
+    fc = net._torso._fc
+    assert fc.kernel_init == "glorot_uniform"
+    assert all(c.kernel_init == "glorot_uniform" for s in net._torso._stacks
+               for block in s._blocks for c in block)
+    assert _small_net()._torso._fc.kernel_init == "he_uniform"  # the default

@@ -42,7 +42,9 @@ def test_first_reaching_a_return_by_hand():
                        "episode_return": [-21, -10, 0, 10, 21.0]})
     # windows of 2: -15.5, -5, 5, 15.5 -> first >= 5 completes at the 4th episode (frames 40)
     assert curves.first_reaching(ep, 5.0, window=2) == {"env_frames": 40, "wall_time": 4.0,
-                                                    "episodes": 4}
+                                                    "episodes": 4, "held": True}
+    # reached only in the last log row (the episodes at frames 50): not held
+    assert curves.first_reaching(ep, 15.0, window=2)["held"] is False
     assert curves.first_reaching(ep, 18.0, window=2) is None
     assert curves.first_reaching(ep, -21.0, window=10) is None  # fewer episodes than the window
 
@@ -58,3 +60,33 @@ def test_goal_outcome_met_missed_and_open_by_hand():
     # never reached, and ran the budget: missed; ran less: open (not decided)
     assert curves.goal_outcome(ep, 50, 18.0, budget=50, window=2) == ("missed", None)
     assert curves.goal_outcome(ep, 50, 18.0, budget=60, window=2) == ("open", None)
+
+
+def test_a_crossing_lost_again_within_the_window_is_not_held():
+    ep = pd.DataFrame({"env_frames": [10, 20, 30, 40, 50, 60], "wall_time": [1, 2, 3, 4, 5, 6.0],
+                       "episode_return": [0, 10, 0, 0, 10, 10.0]})
+    # windows of 2: 5 (20), 5 (30), 0 (40), 5 (50), 10 (60)
+    hit = curves.first_reaching(ep, 5.0, window=2)
+    assert (hit["env_frames"], hit["held"]) == (20, False)  # 0 at frames 40, within 2 more
+    hit = curves.first_reaching(ep, 5.0, window=1)
+    assert (hit["env_frames"], hit["held"]) == (20, False)  # 0 at frames 30
+    ep2 = ep.assign(episode_return=[0, 10, 10, 10, 10, 10.0])
+    assert curves.first_reaching(ep2, 5.0, window=2)["held"] is True
+
+
+def test_goal_over_the_median_of_seeds_by_hand():
+    def run(returns, ran):
+        frames = [10 * (i + 1) for i in range(len(returns))]
+        return pd.DataFrame({"env_frames": frames, "wall_time": frames,
+                             "episode_return": [float(r) for r in returns]}), ran
+    # at 40 frames, means of the last 2: seed 0 -> (3+5)/2 = 4, seed 1 -> 10, seed 2 -> 0
+    runs = {0: [run([1, 1, 3, 5, 100], 50)], 1: [run([10, 10, 10, 10], 40)],
+            2: [run([0, 0, 0, 0], 40), run([9, 9, 9, 9], 30)],  # the second stopped short
+            3: [run([50] * 4, 40)]}  # not one of the seeds asked for
+    assert curves.return_at(runs[0][0][0], 40, window=2) == 4.0
+    assert curves.goal_over_seeds(runs, 4.0, 40, [0, 1, 2], window=2) == (
+        "met", 4.0, {0: 4.0, 1: 10.0, 2: 0.0})
+    assert curves.goal_over_seeds(runs, 4.5, 40, [0, 1, 2], window=2)[:2] == ("missed", 4.0)
+    # a seed without a run that reached the budget: not decided
+    kind, median, values = curves.goal_over_seeds(runs, 4.0, 45, [0, 1, 2], window=2)
+    assert (kind, median, values) == ("open", None, {0: 4.0})

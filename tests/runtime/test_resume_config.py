@@ -75,3 +75,29 @@ def test_a_missing_or_damaged_config_json_is_one_line(tmp_path):
     (tmp_path / "config.json").write_text('{"env": "toy:catch"}')
     with pytest.raises(ConfigError, match=r"config.json: has no 'config' mapping"):
         resumed_config(tmp_path, {})
+
+
+@pytest.mark.parametrize("given,message", [
+    ({"env": "dmlab:explore_goal_locations_small"},
+     "under env 'dmlab:explore_goal_locations_small': it was trained with env "
+     "'dmlab:seekavoid_arena_01'"),
+    ({"network": "mlp"}, "under network 'mlp': it was trained with network 'dmlab'"),
+    ({"network_kwargs": {"lstm_size": 128}}, "it was trained with network_kwargs {'lstm_size': 256"),
+    ({"env_kwargs": {"width": 48, "height": 36}}, "under env_kwargs"),
+])
+def test_a_resume_under_another_level_or_network_is_refused_naming_both(tmp_path, given,
+                                                                         message):
+    _saved_run_with(tmp_path, env="dmlab:seekavoid_arena_01", network="dmlab",
+                    network_kwargs={"lstm_size": 256, "fc_size": 256},
+                    env_kwargs={"width": 96, "height": 72})
+    with pytest.raises(ConfigError, match=message.replace("{", r"\{").replace("[", r"\[")):
+        resumed_config(tmp_path, given)
+    # The same values as saved are no change, and resume as before.
+    config, changed = resumed_config(tmp_path, {"network": "dmlab", "frames": 10})
+    assert changed == {"frames": (100000, 10)} and config.network == "dmlab"
+
+
+def _saved_run_with(tmp_path, **fields):
+    config = make_config(frames=100000, **fields)
+    (tmp_path / "config.json").write_text(json.dumps({"config": config.to_json()}))
+    return config

@@ -1,0 +1,119 @@
+"""Short DMLab probes that find why the critic collapses (issue 32), one change at a time.
+
+    python scripts/dmlab_probes.py run NAME [--frames F] [--arch A]   # one probe, then its row
+    python scripts/dmlab_probes.py table                              # every probe run so far
+
+Each probe is ``experiments/dmlab_seekavoid_arena_01.yaml`` with one change (``PROBES``),
+run to ``--frames`` (600,000 by default) into
+``results/dmlab_seekavoid_arena_01/probes/<arch>-<name>/``. Every probe, the baseline
+included, holds the learning rate constant (``lr_decay_to_zero=false``): the committed config
+decays it to zero over its 20M-frame budget, which a 0.6M-frame probe would otherwise
+compress 33-fold; over the first 0.6M frames of the full budget it is 97-100% of the constant.
+
+The table gives, over the log rows from ``--after`` to ``--until`` frames (500,000 to
+600,000 by default; the committed runs are read over the same window): the median
+explained variance (each row is the mean over its interval's train steps of a per-batch
+figure, noisy on sparse rewards, hence the median), the mean dead share of the torso's FC
+layer, and the mean return of the episodes that ended after it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIG = ROOT / "experiments" / "dmlab_seekavoid_arena_01.yaml"
+PROBE_ROOT = ROOT / "results" / "dmlab_seekavoid_arena_01" / "probes"
+#: The committed config's own runs (3.4M frames each, the learning rate decaying over 20M):
+#: the baseline every probe is read against.
+COMMITTED = [ROOT / "results" / "dmlab_seekavoid_arena_01" / arch / "t20-20261206"
+             for arch in ("impala", "seed")]
+COMMON = ["lr_decay_to_zero=false"]
+
+#: name -> (what differs from the committed config, its --set overrides)
+PROBES = {
+    "baseline": ("the committed config (its committed runs are the table's first rows)", []),
+    "adam_beta1_0.9": ("Adam beta_1 0.9 (Keras' default) for upstream SEED's 0",
+                       ["adam_beta1=0.9"]),
+    "lr_div4": ("learning rate / 4 (5.6e-5): upstream's 2.3e-4 was tuned for 40x the batch",
+                ["learning_rate=5.647e-05"]),
+    "adam_epsilon_1e-5": ("Adam epsilon 1e-5 for upstream's 3.1e-9", ["adam_epsilon=1e-5"]),
+    "glorot_init": ("Glorot-uniform torso as upstream's Keras layers, for He-uniform",
+                    ['network_kwargs={"lstm_size": 256, "channels": [16, 32, 32], '
+                     '"fc_size": 256, "kernel_init": "glorot_uniform"}']),
+    "entropy_0.01": ("entropy cost 0.01 (Pong's) for 0.00097", ["entropy_cost=0.01"]),
+}
+
+
+def run(name: str, frames: int, arch: str) -> Path:
+    if name not in PROBES:
+        sys.exit(f"unknown probe {name!r}; known: {', '.join(PROBES)}")
+    run_dir = PROBE_ROOT / f"{arch}-{name}"
+    if run_dir.exists():
+        sys.exit(f"{run_dir} exists: resume it with seed train --resume, or remove it")
+    sets = [a for s in COMMON + PROBES[name][1] for a in ("--set", s)]
+    cmd = [sys.executable, "-m", "seed.cli", "train", "--config", str(CONFIG), "--arch", arch,
+           "--frames", str(frames), "--logdir", str(run_dir), *sets]
+    print(" ".join(cmd), flush=True)
+    subprocess.run(cmd, cwd=ROOT, check=True)
+    return run_dir
+
+
+def row(run_dir: Path, after: int, until: int) -> dict:
+    """The probe's figures over its log rows and episodes in ``[after, until]`` frames."""
+    from seed.results.run_dirs import read_episodes, read_metrics
+    metrics = read_metrics(run_dir / "metrics.csv")
+    late = metrics[metrics["env_frames"].between(after, until)]
+    episodes = read_episodes(run_dir / "episodes.csv")
+    late_episodes = episodes[episodes["env_frames"].between(after, until)]
+    dead = [c for c in metrics.columns if c.startswith("dead_relu_") and c.endswith("_fc")]
+    return {
+        "probe": run_dir.name,
+        "frames": int(metrics["env_frames"].max()),
+        "ev_median": float(late["explained_variance"].median()) if len(late) else None,
+        "fc_dead": float(late[dead[0]].mean()) if dead and len(late) else None,
+        "return": (float(late_episodes["episode_return"].mean()) if len(late_episodes)
+                   else None),
+        "episodes": int(len(late_episodes)),
+    }
+
+
+def table(after: int, until: int) -> None:
+    def fmt(v, spec):
+        return "-" if v is None or (isinstance(v, float) and np.isnan(v)) else format(v, spec)
+    print(f"| probe | frames | explained variance (median, {after:,}-{until:,} frames) "
+          f"| fc dead share | return (episodes) |")
+    print("| --- | --- | --- | --- | --- |")
+    probes = sorted(p for p in PROBE_ROOT.glob("*") if (p / "metrics.csv").exists())
+    for run_dir in [p for p in COMMITTED if p.exists()] + probes:
+        r = row(run_dir, after, until)
+        name = r["probe"] if run_dir in probes else f"committed {run_dir.parent.name}"
+        print(f"| {name} | {r['frames']:,} | {fmt(r['ev_median'], '.3f')} | "
+              f"{fmt(r['fc_dead'], '.2f')} | {fmt(r['return'], '.2f')} ({r['episodes']}) |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    p_run = sub.add_parser("run")
+    p_run.add_argument("name")
+    p_run.add_argument("--frames", type=int, default=600_000)
+    p_run.add_argument("--arch", default="impala")
+    p_table = sub.add_parser("table")
+    p_table.add_argument("--after", type=int, default=500_000)
+    p_table.add_argument("--until", type=int, default=600_000,
+                         help="longer runs (the committed ones) are read up to here, as a probe")
+    args = parser.parse_args()
+    if args.command == "run":
+        run(args.name, args.frames, args.arch)
+    else:
+        table(args.after, args.until)
+
+
+if __name__ == "__main__":
+    main()
