@@ -10,7 +10,7 @@ import sys
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-from seed import evaluate, quiet_tf, report  # noqa: E402  (after the log level is set)
+from seed import evaluate, quiet_tf  # noqa: E402  (after the log level is set)
 from seed.bench import cli as bench_cli  # noqa: E402
 from seed.run_flags import add_run_flags, given_by_flags  # noqa: E402
 
@@ -67,6 +67,11 @@ def cmd_actor(args) -> int:
     return run_actor(args.server, args.task, max_steps=args.max_steps, security=security)
 
 
+def cmd_report(args) -> int:
+    from seed import report  # pandas and every result type: loaded for this command alone
+    return report.run(args)
+
+
 class _SubcommandParser(argparse.ArgumentParser):
     """A subcommand's parser: a bad flag is refused in one line (``seed train: error:
     argument --actors: ...``), exit 2; ``--help`` shows the usage."""
@@ -108,7 +113,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     bench_cli.register(sub)  # compare, roofline, timeline
     evaluate.register(sub)
-    report.register(sub)
+
+    p = sub.add_parser("report", help="results/REPORT.md and the figures it embeds, from the "
+                                      "run directories and compare files alone")
+    p.add_argument("--results", default="results", help="results root (default: results)")
+    p.add_argument("--out", default=None, help="report file (default: RESULTS/REPORT.md)")
+    p.set_defaults(fn=cmd_report)
     return parser
 
 

@@ -3,6 +3,9 @@ run directories and compare files under ``results/`` alone.
 
     seed report [--results DIR] [--out FILE]        (also: python -m seed.report ...)
 
+(``seed.cli`` holds the command's flags, so that no other ``seed`` command loads pandas and
+the result types to start.)
+
 Per benchmark: the machines its runs came from (cores, accelerator, package versions, from
 each run's ``config.json``), what the engine was built from where that varies (DMLab), then
 one module per kind of section:
@@ -60,7 +63,7 @@ from seed.results.sweep import Sweep, find_sweep_files, load_sweep
 from seed.results.timeline import find_timeline_files, load_timeline
 
 __all__ = ["FIGURES", "LOADED", "REFERENCES", "TIMELINE_DOCS", "WINDOW", "ReportError",
-           "build", "load_references", "main", "register", "run"]
+           "build", "load_references", "run"]
 
 
 @dataclasses.dataclass
@@ -170,13 +173,9 @@ def build(root, out) -> list[str]:
     return inputs.problems
 
 
-def add_arguments(p) -> None:
-    p.add_argument("--results", default="results", help="results root (default: results)")
-    p.add_argument("--out", default=None, help="report file (default: RESULTS/REPORT.md)")
-
-
 def run(args) -> int:
-    """``seed report``: build the report; 1 with one line when it cannot be written."""
+    """``seed report`` (``args.results``, ``args.out``): build the report; 1 with one line when
+    it cannot be written."""
     out = Path(args.out) if args.out else Path(args.results) / "REPORT.md"
     try:
         problems = build(args.results, out)
@@ -187,18 +186,3 @@ def run(args) -> int:
         print(f"left out: {line}", file=sys.stderr)
     print(f"wrote {out}")
     return 0
-
-
-def register(sub) -> None:
-    """``seed report``, into the ``seed`` command's subparsers."""
-    p = sub.add_parser("report", help=__doc__.splitlines()[0].replace("``", "`"))
-    add_arguments(p)
-    p.set_defaults(fn=run)
-
-
-def main(argv=None) -> int:
-    """``python -m seed.report``: the same as ``seed report``."""
-    import argparse
-    p = argparse.ArgumentParser(prog="python -m seed.report", description=__doc__.splitlines()[0])
-    add_arguments(p)
-    return run(p.parse_args(argv))
