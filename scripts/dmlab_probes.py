@@ -4,7 +4,8 @@
     python scripts/dmlab_probes.py table                              # every probe run so far
     python scripts/dmlab_probes.py look RUN_DIR [--init]    # inside a checkpoint's network
 
-Each probe is ``experiments/dmlab_seekavoid_arena_01.yaml`` with one change (``PROBES``),
+Each probe is ``experiments/dmlab_seekavoid_arena_01.yaml`` as it was committed before the fix
+the probes found (its torso He-initialised, ``HE``) with one change (``PROBES``),
 run to ``--frames`` (600,000 by default) into
 ``results/dmlab_seekavoid_arena_01/probes/<arch>-<name>/``. Every probe, the baseline
 included, holds the learning rate constant (``lr_decay_to_zero=false``): the committed config
@@ -40,7 +41,10 @@ PROBE_ROOT = ROOT / "results" / "dmlab_seekavoid_arena_01" / "probes"
 #: the baseline every probe is read against.
 COMMITTED = [ROOT / "results" / "dmlab_seekavoid_arena_01" / arch / "t20-20261206"
              for arch in ("impala", "seed")]
-COMMON = ["lr_decay_to_zero=false"]
+HE = ('network_kwargs={"lstm_size": 256, "channels": [16, 32, 32], "fc_size": 256, '
+      '"kernel_init": "he_uniform"}')
+# The config as it was before issue 32's fix (He-uniform torso), at a constant learning rate.
+COMMON = ["lr_decay_to_zero=false", HE]
 
 #: name -> (what differs from the committed config, its --set overrides)
 PROBES = {

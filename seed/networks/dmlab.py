@@ -9,8 +9,12 @@ agent (Espeholt et al. 2018, figure 3, without the language LSTM):
     -> LSTM(``lstm_size``), reset where ``done``
     -> head
 
-``kernel_init`` is the torso's (:mod:`seed.networks.layers`): He-uniform by default,
-``"glorot_uniform"`` as upstream's Keras layers.
+``kernel_init`` is the torso's (:mod:`seed.networks.layers`): Glorot-uniform by default, as
+upstream's Keras layers. He-uniform, the Atari torsos' init, gives the residual stream of
+this 15-conv torso activations some 30 times larger (a mean of about 10 into the FC on
+DMLab frames against 0.3), which saturate most of the LSTM's gates from the first step and
+all but a few after some hundred updates: its state then ignores the frames, and the value
+and the policy go flat (issue 32; ``scripts/dmlab_probes.py look``).
 
 Heads: ``"actor_critic"`` gives ``{'policy_logits': [.., A], 'baseline': [..]}``;
 ``"q"`` gives dueling ``{'q_values': [.., A]}`` (value + advantage - mean advantage).
@@ -39,7 +43,7 @@ class DMLabNetwork(tf.Module):
 
     def __init__(self, num_actions: int, observation_space, head: str = "actor_critic",
                  lstm_size: int = 256, channels=(16, 32, 32), fc_size: int = 256,
-                 kernel_init: str = "he_uniform"):
+                 kernel_init: str = "glorot_uniform"):
         super().__init__(name="dmlab_network")
         self.head = heads.check_head(head)
         shape, self._frame_dtype, self._scale = frame_spec(observation_space)
