@@ -23,13 +23,16 @@ Core state: ``(h, c)``, each ``[B, lstm_size]``. Where ``done`` the LSTM state i
 reset and the reward and previous action fed to it are zeroed: they belong to
 the episode that ended. There is no instruction (language) input: the adapter
 sends frames only, as SEED's DMLab setup does for single levels.
+
+The torso computes in the agent's compute dtype, the LSTM and the head in float32
+(:mod:`seed.networks.precision`).
 """
 
 from __future__ import annotations
 
 import tensorflow as tf
 
-from seed.networks import heads
+from seed.networks import heads, precision
 from seed.networks.atari import ImpalaResNetTorso
 from seed.networks.base import (at_least_one, batch_apply, call_step_or_unroll, core_input,
                                 create_variables, frame_spec, unroll_core)
@@ -69,8 +72,8 @@ class DMLabNetwork(tf.Module):
 
     def _unroll(self, prev_action, env_output, core_state):
         done = tf.cast(env_output.done, tf.bool)
-        x = batch_apply(lambda f: self._torso(tf.cast(f, tf.float32) * self._scale),
-                        env_output.observation)
+        x = batch_apply(lambda f: precision.torso_in_compute_dtype(
+            self._torso, tf.cast(f, tf.float32) * self._scale), env_output.observation)
         x = core_input(x, env_output.reward, prev_action, done, self.num_actions)
         x, state = unroll_core(self._lstm, x, done, tuple(core_state), self._lstm.zero_state)
         return batch_apply(self._head, x), tuple(state)

@@ -23,6 +23,10 @@ kept them alive and Pong learned.
 
 The initialisers and the LSTM step are also plain functions, for networks that
 keep their own weights (:mod:`seed.networks.mlp`).
+
+Weights are float32 variables, cast at use to the input's dtype: a layer computes in
+bfloat16 on bfloat16 input (:mod:`seed.networks.precision`) and its gradients reach the
+float32 variables through the cast.
 """
 
 from __future__ import annotations
@@ -138,9 +142,9 @@ class Dense(_Layer):
             fan_in = int(x.shape[-1])
             self._build([fan_in, self.units], fan_in,
                         tf.zeros([self.units]) if self.use_bias else None)
-        y = tf.matmul(x, self.kernel)
+        y = tf.matmul(x, tf.cast(self.kernel, x.dtype))
         if self.use_bias:
-            y = y + self.bias
+            y = y + tf.cast(self.bias, x.dtype)
         return self._activate(y)
 
 
@@ -160,8 +164,8 @@ class Conv2D(_Layer):
             k = self.kernel_size
             self._build([k, k, in_channels, self.filters], k * k * in_channels,
                         tf.zeros([self.filters]))
-        return self._activate(tf.nn.conv2d(x, self.kernel, self.stride, self.padding)
-                              + self.bias)
+        y = tf.nn.conv2d(x, tf.cast(self.kernel, x.dtype), self.stride, self.padding)
+        return self._activate(y + tf.cast(self.bias, x.dtype))
 
 
 class LSTMCell(_Layer):
