@@ -183,6 +183,12 @@ class AgentBase(abc.ABC):
         return {**{k: float(v) for k, v in metrics.items()},
                 **self._finish_step(buffer, taken, outputs)}
 
+    def train_network_steps(self) -> dict | None:
+        """How many env steps of each sequence a train step runs through a network:
+        ``forward`` only, and ``forward_backward`` (what its FLOPs are counted from,
+        :mod:`seed.bench.flops`); None where the agent does not say."""
+        return None
+
     def set_progress(self, fraction: float) -> None:
         """Tell the agent how much of the frame budget is spent (``frames / config.frames``).
 

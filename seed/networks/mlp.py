@@ -24,7 +24,7 @@ import numpy as np
 import tensorflow as tf
 
 from seed.networks.relu_recording import record_relu_output
-from seed.networks import heads, precision
+from seed.networks import flops, heads, precision
 from seed.networks.base import (batch_apply, call_step_or_unroll, core_input, create_variables,
                                 unroll_core)
 from seed.networks.layers import glorot_uniform, he_uniform, lecun_uniform, lstm_bias, lstm_step
@@ -56,6 +56,7 @@ class _Dense(tf.Module):
         self.activation = activation
 
     def __call__(self, x):
+        flops.count_matmul(self.name, x, self.w)
         y = tf.matmul(x, tf.cast(self.w, x.dtype)) + tf.cast(self.b, x.dtype)
         if self.activation is None:
             return y
