@@ -64,10 +64,13 @@ STARTUP_ALLOWANCE_S = 300.0  # a run that takes its config.seconds + this is kil
 WARMUP_CAP_S = 240.0  # budget=steady: longest warm-up a run may take
 
 
-def roofline_path(env: str, network: str, cpu_idle_poll: bool = False) -> Path:
+def roofline_path(env: str, network: str, cpu_idle_poll: bool = False,
+                  compute_dtype: str = "float32") -> Path:
     """Where ``seed roofline`` writes, and ``seed compare`` reads, the roofline of an env
-    and network (measured with idle cores polling: its own file, as compares run so)."""
-    suffix = "-idlepoll" if cpu_idle_poll else ""
+    and network (measured with idle cores polling, or in another compute dtype than
+    float32: its own file, as compares run so)."""
+    suffix = ("-idlepoll" if cpu_idle_poll else "") + (
+        "" if compute_dtype == "float32" else f"-{compute_dtype}")
     return Path("results") / "roofline" / f"{env.replace(':', '_')}_{network}{suffix}.json"
 
 
@@ -391,8 +394,10 @@ def run_compare(config: Config, mode: str, seconds: float, out_dir: Path,
     ``timeline`` (or ``transport.timeline`` set in ``config``): the SEED runs record a
     per-cycle timeline, and each SEED row gets its ``seed timeline`` summary under
     ``timeline``; the returned ``table`` ends with their breakdowns."""
+    from seed.metrics.cpu_facts import with_effective_compute_dtype
     from seed.metrics.machine import machine_facts
 
+    config = with_effective_compute_dtype(config, echo)  # its runs' and its roofline's
     values = base_config(config, mode, seconds, log_interval_s, budget)
     check_runnable(values["env"], values.get("env_kwargs") or {}, values["network"])
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -414,7 +419,8 @@ def run_compare(config: Config, mode: str, seconds: float, out_dir: Path,
             rows[-1]["timeline"] = timeline_of(rows[-1])
     summary = summarise(rows)
     roof = ceiling_fractions(roofline_path(values["env"], values["network"],
-                                           bool(values.get("cpu_idle_poll"))),
+                                           bool(values.get("cpu_idle_poll")),
+                                           values["compute_dtype"]),
                              mode, summary, values)
     result = {
         "command": command or sys.argv, "mode": mode, "seconds": seconds, "budget": budget,

@@ -43,7 +43,12 @@ and (V-trace) trained on once, so with ``cores`` cores::
 with B the SEED batch for ``seed_*`` and envs_per_actor for ``impala_*``. The
 ceiling leaves out everything the architectures add (transport, unroll assembly,
 parameter pulls, Python glue), which is what a compare run's fraction of the
-ceiling shows. Written to ``results/roofline/<env>_<network>.json``.
+ceiling shows. Written to ``results/roofline/<env>_<network>.json`` (``-<dtype>`` before
+``.json`` for a ``compute_dtype`` other than float32).
+
+FLOPs per frame of inference and of the train step, counted from the network, and the
+FLOP/s each measurement achieved, against the CPU's peak for the dtype it computed in, are
+recorded under ``flops`` (:mod:`seed.bench.flops`), with the CPU's model and flags.
 
 The ceiling assumes that simulation and inference overlap perfectly. SEED with
 ``actor_splits: 1`` and a batch of every env does not overlap them: each actor waits for
@@ -315,6 +320,8 @@ def _measure_all(config: Config, seconds: float, processes: int | None, echo) ->
     from seed.runtime import architectures
     from seed.runtime.seed_arch import transport as seed_transport
     architectures.validate(config)
+    from seed.metrics.cpu_facts import with_effective_compute_dtype
+    config = with_effective_compute_dtype(config, echo)
     from seed.bench.compare import check_runnable
     check_runnable(config.env, config.env_kwargs, config.network)
     cores = usable_cores()
@@ -354,6 +361,9 @@ def _measure_all(config: Config, seconds: float, processes: int | None, echo) ->
     training, bare = measured["agent"], measured.get("bare")
     if bare is not None:
         bare["agent_over_bare"] = training["frames_per_s"] / bare["frames_per_s"]
+    from seed.bench import flops as bench_flops
+    flops = bench_flops.achieved(bench_flops.count(agent, config, obs_space), config,
+                                 frames_per_step, cores, inference, training)
     echo(f"[roofline] SEED data path alone: {config.actors} actor stream(s) x "
          f"{config.envs_per_actor} envs, no inference, no envs, {seconds:g}s")
     from seed.bench.data_path import measure_data_path
@@ -390,14 +400,14 @@ def _measure_all(config: Config, seconds: float, processes: int | None, echo) ->
         "agent": config.agent,
         "config": {k: getattr(config, k) for k in (
             "actors", "envs_per_actor", "unroll_length", "batch_size", "env_kwargs",
-            "cpu_idle_poll")}
+            "cpu_idle_poll", "compute_dtype", "jit_inference")}
         | {k: getattr(config.transport, k) for k in ("actor_splits", "inference_batch_size")},
         "seed_batch": seed_batch, "impala_batch": impala_batch,
         "cores": cores, "frames_per_step": frames_per_step, "seconds_per_measurement": seconds,
         "simulation": sim, "inference": inference, "inference_vs_bare": inference_vs_bare,
         "training": training,
         "bare_training": bare, "seed_data_path": data_path, "seed_lockstep_serve": lockstep,
-        "costs_cpu_s_per_frame": costs, "ceilings": ceil, "formula": FORMULA,
+        "costs_cpu_s_per_frame": costs, "ceilings": ceil, "formula": FORMULA, "flops": flops,
         "machine": machine_facts(), "measured_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
     }
 
@@ -432,6 +442,8 @@ def format_roofline(r: dict) -> str:
         lines.append(f"  bare TensorFlow train step (seed/bench/bare_step.py): "
                      f"{bare['frames_per_s']:,.0f} frames/s, {1e3 * bare['wall_s_per_step']:.1f} ms "
                      f"per step; the agent's step runs at {bare['agent_over_bare']:.2f} x its speed")
+    from seed.bench.flops import format_lines
+    lines += format_lines(r)
     d = r.get("seed_data_path")  # absent from files written before it existed
     if d:
         lines.append(f"  SEED data path alone (seed/bench/data_path.py; no inference, no envs): "
@@ -469,7 +481,8 @@ def format_roofline(r: dict) -> str:
 def write_roofline(result: dict, out: str | Path | None) -> Path:
     from seed.bench.compare import roofline_path
     path = Path(out) if out else roofline_path(
-        result["env"], result["network"], result["config"].get("cpu_idle_poll", False))
+        result["env"], result["network"], result["config"].get("cpu_idle_poll", False),
+        result["config"].get("compute_dtype", "float32"))
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(result, indent=2))
     return path
