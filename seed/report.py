@@ -39,6 +39,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
+from seed.bench import flops
 from seed.results.bench import (
     compare_config,
     find_compare_files,
@@ -704,6 +705,10 @@ def roofline_rows(roofs: list[dict]) -> list[list[str]]:
              ("shape", _roof_shape), ("simulation alone", _roof_simulation)]
     lines += [(f"inference alone, batch {b}", lambda r, b=b: _roof_inference(r, b))
               for b in batches]
+    lines += [("FLOPs per frame", flops.per_frame_text), ("peak FLOP/s", flops.peak_text)]
+    lines += [(f"FLOP/s, inference batch {b}", lambda r, b=b: flops.inference_text(r, b))
+              for b in batches]
+    lines += [("FLOP/s, train step", flops.training_text)]
     lines += [("train step alone", _roof_training), ("bare TensorFlow train step", _roof_bare),
               ("ceiling, SEED: serve / train", lambda r: _ceilings(r, "seed")),
               ("ceiling, IMPALA: serve / train", lambda r: _ceilings(r, "impala")),
@@ -751,8 +756,10 @@ def _roofline_section(bench: str, roofs: list[dict], root: Path) -> list[str]:
            "(cores / CPU seconds per frame of simulation + inference [+ training]); the "
            "agent's train step against the same step in bare TensorFlow; SEED's data path "
            "alone (gRPC, batching, unroll assembly; no inference, no envs); SEED's serve "
-           "bound when inference, simulation and the data path take turns. One column per "
-           "file.", ""]
+           "bound when inference, simulation and the data path take turns; FLOPs per frame "
+           "counted from the network and the FLOP/s each measurement achieved, as a share of "
+           "the CPU's peak for the dtype it computed in (docs/performance.md; \"not "
+           "measured\" in a file from before they were counted). One column per file.", ""]
     out += _table(["", *[f"`{_rel(r['source'], root)}`" for r in roofs]], roofline_rows(roofs))
     bare = inference_vs_bare_rows(roofs, root)
     if bare:

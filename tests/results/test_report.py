@@ -210,6 +210,16 @@ def test_the_report_shows_each_roofline_file_as_it_is():
             f"{c['seed_serve']:,.0f} / {c['seed_train']:,.0f}"), path
         assert cells["ceiling, IMPALA: serve / train"] == (
             f"{c['impala_serve']:,.0f} / {c['impala_train']:,.0f}"), path
+        # FLOPs per frame and FLOP/s as seed.bench.flops words them ("not measured" in a
+        # file from before they were counted)
+        from seed.bench import flops
+        assert cells["FLOPs per frame"] == flops.per_frame_text(roof), path
+        assert cells["FLOP/s, train step"] == flops.training_text(roof), path
+        for batch in roof["inference"]:
+            assert cells[f"FLOP/s, inference batch {batch}"] == flops.inference_text(
+                roof, batch), path
+        if not roof.get("flops"):
+            assert cells["FLOP/s, train step"] == "not measured", path
         if roof.get("bare_training"):
             assert cells["bare TensorFlow train step"].endswith(
                 f"agent at {roof['bare_training']['agent_over_bare']:.2f} of bare"), path
