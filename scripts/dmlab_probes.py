@@ -58,6 +58,11 @@ PROBES = {
                     ['network_kwargs={"lstm_size": 256, "channels": [16, 32, 32], '
                      '"fc_size": 256, "kernel_init": "glorot_uniform"}']),
     "entropy_0.01": ("entropy cost 0.01 (Pong's) for 0.00097", ["entropy_cost=0.01"]),
+    # On the Glorot torso (the first fix), which delayed the collapse but did not stop it:
+    "glorot_adam_epsilon_1e-3": (
+        "Glorot torso and Adam epsilon 1e-3 (upstream SEED's R2D2, whose LSTM learns here)",
+        ['network_kwargs={"lstm_size": 256, "channels": [16, 32, 32], "fc_size": 256, '
+         '"kernel_init": "glorot_uniform"}', "adam_epsilon=0.001"]),
 }
 
 
