@@ -46,6 +46,7 @@ help:  ## list the targets
 	@echo "overrides:  FRAMES=  SECONDS=  ACTORS=  ENVS=  MODE=train|serve  COMPARE_SECONDS=60"
 	@echo "            TIMELINE=1 (compare: where SEED's lock-step cycles go, seed timeline)"
 	@echo "            IDLE_POLL=1 (compare, roofline: idle cores poll, cpu_idle_poll; root)"
+	@echo "            DTYPE=float32|bfloat16|bfloat16_train (compare, roofline: compute_dtype)"
 
 setup: $(STAMP)
 
@@ -90,12 +91,13 @@ $(addprefix compare-,$(BENCHMARKS)): compare-%: setup
 	$(SEED) compare --config experiments/$*.yaml --mode $(MODE) \
 	    --seconds $(or $(SECONDS),$(COMPARE_SECONDS)) --logdir results/compare-$*/$(MODE)-$(RUN_ID) \
 	    $(if $(ACTORS),--actors $(ACTORS)) $(if $(ENVS),--envs-per-actor $(ENVS)) \
-	    $(if $(TIMELINE),--timeline) $(if $(IDLE_POLL),--set cpu_idle_poll=true)
+	    $(if $(TIMELINE),--timeline) $(if $(IDLE_POLL),--set cpu_idle_poll=true) \
+	    $(if $(DTYPE),--compute-dtype $(DTYPE))
 	$(PY) -m seed.plots.compare results/compare-$*/$(MODE)-$(RUN_ID)
 
 $(addprefix roofline-,$(BENCHMARKS)): roofline-%: setup
 	$(SEED) roofline --config experiments/$*.yaml $(if $(SECONDS),--seconds $(SECONDS)) \
-	    $(if $(IDLE_POLL),--set cpu_idle_poll=true)
+	    $(if $(IDLE_POLL),--set cpu_idle_poll=true) $(if $(DTYPE),--compute-dtype $(DTYPE))
 
 # Where the SEED learner's time goes: a sampling profile (py-spy, every thread) of a serve-mode
 # run, written as a flame graph next to the run's own metrics.

@@ -31,6 +31,8 @@ RUN_FLAGS = {
                                "envs per inference batch; 0 = one request per actor stream"),
     "--inference-timeout-ms": ("inference_timeout_ms", "max wait for a batch"),
     "--actor-splits": ("actor_splits", "SEED: env groups per actor, each in flight"),
+    "--compute-dtype": ("compute_dtype", "the networks' torsos; bfloat16_train: bfloat16 in "
+                        "the train step, float32 inference"),
     "--learning-rate": ("learning_rate", "optimizer learning rate"),
     "--seed": ("seed", "random seed"),
     "--auth-token-file": ("auth_token_file",

@@ -121,7 +121,7 @@ def test_a_learner_service_changes_its_core_only_through_the_cores_hooks(arch):
 # One env of every adapter (each toy env: they are separate classes); the keyword arguments
 # keep an episode short.
 ENVS = {
-    "toy:catch": {}, "toy:cartpole": {},
+    "toy:catch": {}, "toy:cartpole": {}, "toy:memory": {},
     "atari:Pong": {"noop_max": 1},
     "football:academy_empty_goal_close": {},
     "dmlab:rooms_watermaze": {"config": {"episodeLengthSeconds": 1, "fps": 8}},

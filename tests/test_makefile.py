@@ -38,6 +38,12 @@ def test_budget_overrides_reach_the_command():
     assert "--envs-per-actor 8" in proc.stdout
 
 
+def test_dtype_reaches_compare_and_roofline():
+    for target in ("compare-atari_pong_vtrace", "roofline-atari_pong_vtrace"):
+        assert "--compute-dtype bfloat16" in make_n(target, DTYPE="bfloat16").stdout
+        assert "--compute-dtype" not in make_n(target).stdout
+
+
 @pytest.mark.parametrize("target", ["demo", "test", "test-all", "plots", "report", "setup",
                                     "football-setup", "dmlab-setup", "clean", "distclean", "help"])
 def test_top_level_targets_parse(target):

@@ -5,7 +5,8 @@ a batch (the recipe: ``docs/design.md``, "Adding an env or an agent").
 the acting network's trainable variables), the checkpoint (:class:`NamedVariables` over
 every network and the optimizer), every env's core state (:class:`CoreStateTable`),
 ``initial_state``, the traced inference call (XLA batch buckets with
-``config.jit_inference``), the pair of traced train functions with and without the costly
+``config.jit_inference``), the networks' compute dtype in each (``config.compute_dtype``,
+:mod:`seed.networks.precision`), the pair of traced train functions with and without the costly
 diagnostics (a :class:`diagnostics.Sampler` picks one per step), ``set_progress`` (the
 learning rate's linear decay to zero) and the buffer's close convention: a closed buffer's
 take raises :class:`QueueClosed`, and ``train_step`` then returns None.
@@ -32,6 +33,7 @@ from seed.agents.contract import (NamedVariables, module_variables, optimizer_va
 from seed.agents.core_state_table import CoreStateTable
 from seed.agents.optimizers import make_optimizer
 from seed.buffers.unroll_queue import QueueClosed
+from seed.networks import precision
 from seed.networks.base import create_variables
 from seed.types import EnvOutput
 
@@ -68,6 +70,9 @@ class AgentBase(abc.ABC):
             **{k: v for variables in named.values() for k, v in variables.items()},
             **optimizer_variables(self.optimizer, named[prefix])})
 
+        # The torsos' dtype in the train step and on the inference path; variables float32.
+        self.train_dtype, self.inference_dtype = precision.train_and_inference_dtypes(
+            config.compute_dtype)
         # Every env's core state, read and written inside the inference step.
         self.core_states = CoreStateTable(config.num_envs, self.network.initial_state)
         # The inference path's forward pass, XLA-compiled when config.jit_inference.
@@ -79,8 +84,10 @@ class AgentBase(abc.ABC):
         signature = self._train_signature()
 
         def train_fn(diagnose):
-            return traced_once(lambda *args: self._train_graph(*args, diagnose=diagnose),
-                               signature)
+            def graph(*args):
+                with precision.computing_in(self.train_dtype):
+                    return self._train_graph(*args, diagnose=diagnose)
+            return traced_once(graph, signature)
         self._train_fns = {diagnose: train_fn(diagnose) for diagnose in (False, True)}
         self._diagnose = diagnostics.Sampler()
 
@@ -110,7 +117,8 @@ class AgentBase(abc.ABC):
 
     def _infer_graph(self, env_ids, prev_action, env_output):
         core_state = self.core_states.read(env_ids)
-        outputs, new_state = self._policy_step(prev_action, env_output, core_state)
+        with precision.computing_in(self.inference_dtype):
+            outputs, new_state = self._policy_step(prev_action, env_output, core_state)
         self.core_states.write(env_ids, new_state)
         return self._act(env_ids, outputs)
 
@@ -174,6 +182,12 @@ class AgentBase(abc.ABC):
         metrics, outputs = self._train_fns[self._diagnose.due()](*inputs)
         return {**{k: float(v) for k, v in metrics.items()},
                 **self._finish_step(buffer, taken, outputs)}
+
+    def train_network_steps(self) -> dict | None:
+        """How many env steps of each sequence a train step runs through a network:
+        ``forward`` only, and ``forward_backward`` (what its FLOPs are counted from,
+        :mod:`seed.bench.flops`); None where the agent does not say."""
+        return None
 
     def set_progress(self, fraction: float) -> None:
         """Tell the agent how much of the frame budget is spent (``frames / config.frames``).

@@ -10,6 +10,8 @@ policy that moves at all:
 * ``explained_variance``: ``1 - Var(target - prediction) / Var(target)`` of the
   value (baseline or Q) against its learning target: 0 is a value that knows
   nothing, 1 a perfect one;
+* ``torso_output_mean``: the mean activation of the torso's output (the last ReLU
+  layer); a value that keeps growing saturates a recurrent core (issue 32);
 * ``dead_relu_<i>_<layer>``: the share of the ``i``-th ReLU layer's units that
   are zero on every row of the batch (a convolution's unit is a channel, dead
   when zero at every position). A torso whose units die stops seeing the
@@ -120,8 +122,21 @@ def relu_layer_names(network, dummy_step) -> list[str]:
     return dead_relu_names(outputs)
 
 
+def torso_output_mean(outputs) -> dict:
+    """``{"torso_output_mean": ...}``: the mean of the last recorded ReLU layer's output (the
+    torso's, which a recurrent core or the heads read), over the batch; ``{}`` if none.
+
+    A torso whose output grows without bound saturates an LSTM's gates, whose state then no
+    longer follows the observation (issue 32: DMLab's fc output grew from about 5 to about
+    180 in 650 updates, its LSTM went flat, and with it the value)."""
+    if not outputs:
+        return {}
+    return {"torso_output_mean": tf.reduce_mean(tf.cast(outputs[-1][1], tf.float32))}
+
+
 def sampled(before, variables, relu_outputs) -> dict:
     """The costly diagnostics of a sampled step: ``update_ratio`` of ``variables`` from their
-    snapshot ``before`` and the ``dead_relu_*`` shares of the recorded ReLU outputs."""
+    snapshot ``before``, the ``dead_relu_*`` shares of the recorded ReLU outputs and the
+    torso output's mean."""
     return {"update_ratio": update_ratio(before, variables),
-            **dead_relu_fractions(relu_outputs)}
+            **dead_relu_fractions(relu_outputs), **torso_output_mean(relu_outputs)}

@@ -153,6 +153,12 @@ class R2D2Agent(AgentBase):
             "learning_rate": float(self.optimizer.learning_rate.numpy()),
         }
 
+    def train_network_steps(self):
+        """The burn-in through both networks and the rest through the target network,
+        forward only; the rest through the online network, forward and backward."""
+        steps, burn_in = self.unroll_length + 1, int(self.settings.burn_in)
+        return {"forward": steps + burn_in, "forward_backward": steps - burn_in}
+
     def _train_graph(self, core_state, prev_action, env_output, action, weights,
                      diagnose: bool):
         settings = self.settings

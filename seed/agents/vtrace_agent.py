@@ -96,6 +96,10 @@ class VTraceAgent(AgentBase):
             metrics.update(diagnostics.sampled(before, variables, relu_outputs))
         return metrics, ()
 
+    def train_network_steps(self):
+        """Every step of an unroll, the bootstrap step among them, forward and backward."""
+        return {"forward": 0, "forward_backward": self.unroll_length + 1}
+
     def _finish_step(self, buffer, taken, outputs):
         del buffer, outputs
         return {"env_steps_trained": self.unroll_length * taken}

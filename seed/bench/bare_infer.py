@@ -6,7 +6,8 @@ on a batch of envs -- push each env's new frame onto its frame stack (cleared wh
 policy and baseline layers over the stack, sample an action from the logits, hand action,
 logits and baseline back as NumPy -- written the shortest way: the frame stacks in one
 ``tf.Variable`` indexed by env id (as upstream SEED keeps agent states), one concrete
-function, the forward pass XLA-compiled when the agent's is (``config.jit_inference``).
+function, the forward pass XLA-compiled when the agent's is (``config.jit_inference``), the
+torso in the agent's inference dtype (``config.compute_dtype``).
 Nothing here imports the suite's networks or agents, so ``infer_over_bare`` (the agent's
 frames/s over the bare step's) prices the suite's own structure on the inference path.
 
@@ -40,7 +41,7 @@ class BareInference:
 
     def __init__(self, network: str, num_actions: int, num_envs: int, frame_shape,
                  stack_size: int = 4, jit: bool = True, seed: int = 0,
-                 network_kwargs: dict | None = None):
+                 network_kwargs: dict | None = None, compute_dtype: str = "float32"):
         height, width, channels = (int(d) for d in frame_shape)
         depth = stack_size * channels
         variables, torso, (pw, pb), (bw, bb) = actor_critic_layers(
@@ -54,7 +55,8 @@ class BareInference:
             kept = stack[..., channels:]
             kept = tf.where(done[:, None, None, None], tf.zeros_like(kept), kept)
             stack = tf.concat([kept, frame], -1)
-            x = torso(tf.cast(stack, tf.float32) / 255.0)
+            x = torso(tf.cast(tf.cast(stack, tf.float32) / 255.0, compute_dtype))
+            x = tf.cast(x, tf.float32)
             return stack, tf.matmul(x, pw) + pb, tf.squeeze(tf.matmul(x, bw) + bb, -1)
 
         forward = tf.function(forward, jit_compile=jit)
@@ -92,7 +94,8 @@ def inference_timers(agent, config, observation_space, inputs,
     stack_size = int(config.network_kwargs.get("stack_size", 4))
     kwargs = {k: v for k, v in config.network_kwargs.items() if k != "stack_size"}
     bare = BareInference(config.network, agent.num_actions, batch, observation_space.shape,
-                         stack_size, bool(config.jit_inference), config.seed, kwargs)
+                         stack_size, bool(config.jit_inference), config.seed, kwargs,
+                         agent.inference_dtype.name)
 
     def agent_call():
         agent.infer(env_ids, prev, EnvOutput(*env_out))
@@ -105,16 +108,22 @@ def inference_timers(agent, config, observation_space, inputs,
 
 def _part_calls(agent, config, observation_space, inputs) -> dict:
     """The parts of the agent's call, ``part_*``, each on tensors already made (but the host
-    copies), as the agent's graph runs them: the network on a stacked batch, the stack
-    update, the sampling, the host copies in and out."""
-    from seed.networks import frame_stack
+    copies), as the agent's graph runs them: the network on a stacked batch (its torso in
+    the agent's inference dtype), the stack update, the sampling, the host copies in and
+    out."""
+    from seed.networks import frame_stack, precision
     env_ids, prev, env_out = inputs
     net, table = agent.network, agent.core_states
     jit = bool(config.jit_inference)
     ids, frame, done = (tf.constant(x) for x in (env_ids, env_out.observation, env_out.done))
     stacked = table.read(ids)[0]
-    network = tf.function(lambda s: net._head(net._torso(tf.cast(s, tf.float32) * net._scale)),
-                          jit_compile=jit)
+
+    def forward(s):
+        with precision.computing_in(agent.inference_dtype):
+            return net._head(precision.torso_in_compute_dtype(
+                net._torso, tf.cast(s, tf.float32) * net._scale))
+
+    network = tf.function(forward, jit_compile=jit)
     push = tf.function(frame_stack.push_frame, jit_compile=jit)
 
     @tf.function

@@ -9,7 +9,9 @@ already stacked as ``[T + 1, B, 84, 84, stack_size]`` uint8, and no diagnostics.
 Nothing here imports the suite's networks or losses, so the ratio
 ``agent step / bare step`` prices the suite's own structure: frame stacking inside
 the unroll, host-side batch assembly, dtype conversions, the learning
-diagnostics (issue 16's target is at least 0.9).
+diagnostics (issue 16's target is at least 0.9). Under a bfloat16 ``compute_dtype`` the
+torso computes in bfloat16 as the agent's does (float32 variables cast at use, float32
+heads and loss), so the ratio still prices the structure alone.
 """
 
 from __future__ import annotations
@@ -48,10 +50,12 @@ def nature_torso(stack_size: int):
     c1, c2, c3 = _conv(v, 8, stack_size, 32), _conv(v, 4, 32, 64), _conv(v, 3, 64, 64)
     fc = _dense(v, 7 * 7 * 64, 512)
 
-    def torso(x):
+    def torso(x):  # in x's dtype, the weights cast to it
         for (w, b), stride in ((c1, 4), (c2, 2), (c3, 1)):
-            x = tf.nn.relu(tf.nn.conv2d(x, w, stride, "VALID") + b)
-        return tf.nn.relu(tf.matmul(tf.reshape(x, [tf.shape(x)[0], -1]), fc[0]) + fc[1])
+            x = tf.nn.relu(tf.nn.conv2d(x, tf.cast(w, x.dtype), stride, "VALID")
+                           + tf.cast(b, x.dtype))
+        return tf.nn.relu(tf.matmul(tf.reshape(x, [tf.shape(x)[0], -1]),
+                                    tf.cast(fc[0], x.dtype)) + tf.cast(fc[1], x.dtype))
 
     return v, torso, 512
 
@@ -66,8 +70,8 @@ def resnet_torso(stack_size: int, channels=(16, 32, 32), fc_size: int = 256):
         c_in, side = c, (side + 1) // 2
     fc = _dense(v, side * side * c_in, fc_size)
 
-    def conv(x, wb):
-        return tf.nn.conv2d(x, wb[0], 1, "SAME") + wb[1]
+    def conv(x, wb):  # in x's dtype, the weights cast to it
+        return tf.nn.conv2d(x, tf.cast(wb[0], x.dtype), 1, "SAME") + tf.cast(wb[1], x.dtype)
 
     def torso(x):
         for first, blocks in stacks:
@@ -75,7 +79,8 @@ def resnet_torso(stack_size: int, channels=(16, 32, 32), fc_size: int = 256):
             for a, b in blocks:
                 x = x + conv(tf.nn.relu(conv(tf.nn.relu(x), a)), b)
         x = tf.nn.relu(x)
-        return tf.nn.relu(tf.matmul(tf.reshape(x, [tf.shape(x)[0], -1]), fc[0]) + fc[1])
+        return tf.nn.relu(tf.matmul(tf.reshape(x, [tf.shape(x)[0], -1]),
+                                    tf.cast(fc[0], x.dtype)) + tf.cast(fc[1], x.dtype))
 
     return v, torso, fc_size
 
@@ -128,7 +133,7 @@ class BareTrainStep:
                  learning_rate: float = 4e-4, adam_epsilon: float = 1e-5,
                  grad_clip_norm: float = 0.5, discounting: float = 0.99,
                  baseline_cost: float = 0.5, entropy_cost: float = 0.01,
-                 network_kwargs: dict | None = None):
+                 network_kwargs: dict | None = None, compute_dtype: str = "float32"):
         variables, self._torso, self._policy, self._baseline = actor_critic_layers(
             network, num_actions, stack_size, network_kwargs)
         self.variables = variables
@@ -136,13 +141,14 @@ class BareTrainStep:
         self._optimizer.build(variables)
         self._clip, self._gamma = grad_clip_norm, discounting
         self._baseline_cost, self._entropy_cost = baseline_cost, entropy_cost
+        self._dtype = tf.as_dtype(compute_dtype)  # the torso's
         self.step = tf.function(self._step)
 
     def _step(self, obs, reward, done, action, behaviour_logits):
         steps, batch = tf.shape(obs)[0], tf.shape(obs)[1]
         with tf.GradientTape() as tape:
             x = tf.cast(tf.reshape(obs, tf.concat([[-1], tf.shape(obs)[2:]], 0)), tf.float32)
-            features = self._torso(x / 255.0)
+            features = tf.cast(self._torso(tf.cast(x / 255.0, self._dtype)), tf.float32)
             logits = tf.matmul(features, self._policy[0]) + self._policy[1]
             values = tf.squeeze(tf.matmul(features, self._baseline[0]) + self._baseline[1], -1)
             logits = tf.reshape(logits, [steps, batch, -1])
@@ -182,13 +188,15 @@ def synthetic_batch(unroll_length: int, batch: int, num_actions: int, stack_size
 
 def bare_training_timer(config, num_actions: int, frames_per_step: int, min_steps: int = 3):
     """A :func:`seed.bench.timing.step_timer` of :class:`BareTrainStep` for ``config``'s
-    network, batch, unroll and optimizer."""
+    network, batch, unroll, optimizer and train step dtype."""
+    from seed.networks.precision import train_and_inference_dtypes
     stack_size = int(config.network_kwargs.get("stack_size", 4))
     kwargs = {k: v for k, v in config.network_kwargs.items() if k != "stack_size"}
     s = config.agent_config
     step = BareTrainStep(config.network, num_actions, stack_size, s.learning_rate,
                          s.adam_epsilon, s.grad_clip_norm, s.discounting, s.baseline_cost,
-                         s.entropy_cost, kwargs)
+                         s.entropy_cost, kwargs,
+                         train_and_inference_dtypes(config.compute_dtype)[0].name)
     # NumPy in, as a training loop receives its batch: the host-to-tensor copy is counted.
     inputs = synthetic_batch(int(config.unroll_length), int(config.batch_size), num_actions,
                              stack_size)

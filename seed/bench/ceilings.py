@@ -14,10 +14,13 @@ from seed.results.roofline import load_roofline
 from seed.runtime.seed_arch import sizing
 
 
-def roofline_path(env: str, network: str, cpu_idle_poll: bool = False) -> Path:
+def roofline_path(env: str, network: str, cpu_idle_poll: bool = False,
+                  compute_dtype: str = "float32") -> Path:
     """Where ``seed roofline`` writes, and ``seed compare`` reads, the roofline of an env
-    and network (measured with idle cores polling: its own file, as compares run so)."""
-    suffix = "-idlepoll" if cpu_idle_poll else ""
+    and network (measured with idle cores polling, or in another compute dtype than
+    float32: its own file, as compares run so)."""
+    suffix = ("-idlepoll" if cpu_idle_poll else "") + (
+        "" if compute_dtype == "float32" else f"-{compute_dtype}")
     return Path("results") / "roofline" / f"{env.replace(':', '_')}_{network}{suffix}.json"
 
 

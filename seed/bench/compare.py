@@ -323,6 +323,19 @@ def format_timelines(timelines: dict) -> str:
                         for run, t in timelines.items())
 
 
+def _base_config_file(out_dir: Path, values: dict) -> Path:
+    """``out_dir/base_config.json``, written with ``values`` (what every run starts from);
+    ``out_dir`` is made, and refused if it holds compare runs already."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    existing = [f"{a}-{i}" for a, i in SCHEDULE if (out_dir / f"{a}-{i}").exists()]
+    if existing:
+        raise ConfigError(f"{out_dir} already holds compare runs ({', '.join(existing)}); "
+                          "give another --logdir")
+    config_path = out_dir / "base_config.json"
+    config_path.write_text(json.dumps(values, indent=2))
+    return config_path
+
+
 def run_compare(config: Config, mode: str, seconds: float, out_dir: Path,
                 log_interval_s: float | None = 1.0, command: list[str] | None = None,
                 echo=print, budget: str = "steady", timeline: bool = False) -> dict:
@@ -331,17 +344,13 @@ def run_compare(config: Config, mode: str, seconds: float, out_dir: Path,
     ``timeline`` (or ``timeline`` set in ``config``): the SEED runs record a
     per-cycle timeline, and each SEED row gets its ``seed timeline`` summary under
     ``timeline``; the returned ``table`` ends with their breakdowns."""
+    from seed.metrics.cpu_facts import with_effective_compute_dtype
     from seed.metrics.machine import machine_facts
 
+    config = with_effective_compute_dtype(config, echo)  # its runs' and its roofline's
     values = base_config(config, mode, seconds, log_interval_s, budget)
     check_runnable(values["env"], values.get("env_kwargs") or {}, values["network"])
-    out_dir.mkdir(parents=True, exist_ok=True)
-    existing = [f"{a}-{i}" for a, i in SCHEDULE if (out_dir / f"{a}-{i}").exists()]
-    if existing:
-        raise ConfigError(f"{out_dir} already holds compare runs ({', '.join(existing)}); "
-                          "give another --logdir")
-    config_path = out_dir / "base_config.json"
-    config_path.write_text(json.dumps(values, indent=2))
+    config_path = _base_config_file(out_dir, values)
     cores = usable_cores()
     timeline = timeline or bool(values.get("timeline"))
     rows, timelines = [], {}
@@ -356,7 +365,8 @@ def run_compare(config: Config, mode: str, seconds: float, out_dir: Path,
                 found.to_json()
     summary = summarise(rows)
     roof = ceiling_fractions(roofline_path(values["env"], values["network"],
-                                           bool(values.get("cpu_idle_poll"))),
+                                           bool(values.get("cpu_idle_poll")),
+                                           values["compute_dtype"]),
                              mode, summary, values)
     result = {
         "command": command or sys.argv, "mode": mode, "seconds": seconds, "budget": budget,

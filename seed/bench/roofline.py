@@ -43,9 +43,14 @@ and (V-trace) trained on once, so with ``cores`` cores::
 with B the SEED batch for ``seed_*`` and envs_per_actor for ``impala_*``. The
 ceiling leaves out everything the architectures add (transport, unroll assembly,
 parameter pulls, Python glue), which is what a compare run's fraction of the
-ceiling shows. Written to ``results/roofline/<env>_<network>.json``, a
+ceiling shows. Written to ``results/roofline/<env>_<network>.json`` (``-<dtype>`` before
+``.json`` for a ``compute_dtype`` other than float32), a
 :class:`seed.results.roofline.Roofline` (which also formats it, for the terminal and the
 report alike).
+
+FLOPs per frame of inference and of the train step, counted from the network, and the
+FLOP/s each measurement achieved, against the CPU's peak for the dtype it computed in, are
+recorded under ``flops`` (:mod:`seed.bench.flops`), with the CPU's model and flags.
 
 The ceiling assumes that simulation and inference overlap perfectly. SEED with
 ``actor_splits: 1`` and a batch of every env does not overlap them: each actor waits for
@@ -69,6 +74,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from seed.bench import flops as bench_flops
 from seed.bench.costs import (build_agent, inference_inputs, measure_inference,
                               measure_simulation, training_timer)
 from seed.bench.timing import alternate, rates
@@ -195,7 +201,9 @@ def _measure_all(config: Config, seconds: float, processes: int | None, echo) ->
     from seed.bench.compare import check_runnable
     from seed.bench.data_path import measure_data_path
     from seed.runtime import architectures
+    from seed.metrics.cpu_facts import with_effective_compute_dtype
     architectures.validate(config)
+    config = with_effective_compute_dtype(config, echo)  # the dtype this CPU computes in
     check_runnable(config.env, config.env_kwargs, config.network)
     cores = usable_cores()
     seed_batch, impala_batch = sizing.inference_batch_size(config), config.envs_per_actor
@@ -212,6 +220,8 @@ def _measure_all(config: Config, seconds: float, processes: int | None, echo) ->
     vs_bare = _inference_vs_bare(agent, config, obs_space, batches, frames_per_step, seconds,
                                  echo)
     training, bare = _training(agent, config, obs_space, frames_per_step, seconds, echo)
+    flops = bench_flops.achieved(bench_flops.count(agent, config, obs_space), config,
+                                 frames_per_step, cores, inference, training)
     echo(f"[roofline] SEED data path alone: {config.actors} actor stream(s) x "
          f"{config.envs_per_actor} envs, no inference, no envs, {seconds:g}s")
     data_path = measure_data_path(config, agent, spec, seconds)
@@ -235,14 +245,15 @@ def _measure_all(config: Config, seconds: float, processes: int | None, echo) ->
         seconds_per_measurement=seconds, simulation=sim, inference=inference,
         inference_vs_bare=vs_bare, training=training, bare_training=bare,
         seed_data_path=data_path, seed_lockstep_serve=lockstep,
-        costs_cpu_s_per_frame=costs, ceilings=ceil, formula=FORMULA,
+        costs_cpu_s_per_frame=costs, ceilings=ceil, formula=FORMULA, flops=flops,
         machine=machine_facts(), measured_at=time.strftime("%Y-%m-%dT%H:%M:%S"))
 
 
 def _shape(config: Config) -> dict:
     """The config fields a roofline was measured for (what ``seed compare`` checks)."""
     return ({k: getattr(config, k) for k in ("actors", "envs_per_actor", "unroll_length",
-                                             "batch_size", "env_kwargs", "cpu_idle_poll")}
+                                             "batch_size", "env_kwargs", "cpu_idle_poll",
+                                             "compute_dtype", "jit_inference")}
             | {k: getattr(config.transport, k) for k in ("actor_splits", "inference_batch_size")})
 
 
@@ -250,7 +261,8 @@ def write_roofline(result: Roofline, out: str | Path | None) -> Path:
     """``result`` into ``out``, by default ``results/roofline/<env>_<network>[...].json``."""
     from seed.bench.ceilings import roofline_path
     return results_roofline.write_roofline(result, Path(out) if out else roofline_path(
-        result.env, result.network, result.config.get("cpu_idle_poll", False)))
+        result.env, result.network, result.config.get("cpu_idle_poll", False),
+        result.config.get("compute_dtype", "float32")))
 
 
 if __name__ == "__main__":  # pragma: no cover - use ``seed roofline``

@@ -69,6 +69,7 @@ LEARNING_COLUMNS = [
     "grad_norm",            # global gradient norm before clipping
     "learning_rate",
     "update_ratio",         # ||delta theta|| / ||theta|| of one optimizer step
+    "torso_output_mean",    # mean activation of the torso's output layer (sampled steps)
     "replay_ratio",         # R2D2: sequences trained per sequence inserted (cumulative)
 ]
 # ...then one dead_relu_<i>_<layer> column per ReLU layer of the network (the agent's

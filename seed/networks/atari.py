@@ -16,13 +16,16 @@ Core state: ``(frame_stack,)`` or ``(frame_stack, h, c)``, batch axis first.
 Where ``done``, the LSTM state is reset and the reward and previous action fed
 to it are zeroed (they belong to the episode that ended), so nothing of the
 previous episode reaches the new one.
+
+The torso computes in the agent's compute dtype, the LSTM and the head in float32
+(:mod:`seed.networks.precision`).
 """
 
 from __future__ import annotations
 
 import tensorflow as tf
 
-from seed.networks import frame_stack, heads
+from seed.networks import frame_stack, heads, precision
 from seed.networks.base import (at_least_one, batch_apply, call_step_or_unroll, core_input,
                                 create_variables, frame_spec, unroll_core)
 from seed.networks.layers import Conv2D, Dense, LSTMCell
@@ -129,7 +132,8 @@ class _AtariNetwork(tf.Module):
         done = tf.cast(env_output.done, tf.bool)
         frames = tf.convert_to_tensor(env_output.observation)
         stacked, stack = frame_stack.stack_frames(frames, core_state[0], done)
-        x = batch_apply(lambda s: self._torso(tf.cast(s, tf.float32) * self._scale), stacked)
+        x = batch_apply(lambda s: precision.torso_in_compute_dtype(
+            self._torso, tf.cast(s, tf.float32) * self._scale), stacked)
         state = (stack,)
         if self._lstm is not None:
             x = core_input(x, env_output.reward, prev_action, done, self.num_actions)

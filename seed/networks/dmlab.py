@@ -9,8 +9,12 @@ agent (Espeholt et al. 2018, figure 3, without the language LSTM):
     -> LSTM(``lstm_size``), reset where ``done``
     -> head
 
-``kernel_init`` is the torso's (:mod:`seed.networks.layers`): He-uniform by default,
-``"glorot_uniform"`` as upstream's Keras layers.
+``kernel_init`` is the torso's (:mod:`seed.networks.layers`): Glorot-uniform by default, as
+upstream's Keras layers. He-uniform, the Atari torsos' init, gives the residual stream of
+this 15-conv torso activations some 30 times larger (a mean of about 10 into the FC on
+DMLab frames against 0.3), which saturate most of the LSTM's gates from the first step and
+all but a few after some hundred updates: its state then ignores the frames, and the value
+and the policy go flat (issue 32; ``scripts/dmlab_probes.py look``).
 
 Heads: ``"actor_critic"`` gives ``{'policy_logits': [.., A], 'baseline': [..]}``;
 ``"q"`` gives dueling ``{'q_values': [.., A]}`` (value + advantage - mean advantage).
@@ -19,13 +23,16 @@ Core state: ``(h, c)``, each ``[B, lstm_size]``. Where ``done`` the LSTM state i
 reset and the reward and previous action fed to it are zeroed: they belong to
 the episode that ended. There is no instruction (language) input: the adapter
 sends frames only, as SEED's DMLab setup does for single levels.
+
+The torso computes in the agent's compute dtype, the LSTM and the head in float32
+(:mod:`seed.networks.precision`).
 """
 
 from __future__ import annotations
 
 import tensorflow as tf
 
-from seed.networks import heads
+from seed.networks import heads, precision
 from seed.networks.atari import ImpalaResNetTorso
 from seed.networks.base import (at_least_one, batch_apply, call_step_or_unroll, core_input,
                                 create_variables, frame_spec, unroll_core)
@@ -39,7 +46,7 @@ class DMLabNetwork(tf.Module):
 
     def __init__(self, num_actions: int, observation_space, head: str = "actor_critic",
                  lstm_size: int = 256, channels=(16, 32, 32), fc_size: int = 256,
-                 kernel_init: str = "he_uniform"):
+                 kernel_init: str = "glorot_uniform"):
         super().__init__(name="dmlab_network")
         self.head = heads.check_head(head)
         shape, self._frame_dtype, self._scale = frame_spec(observation_space)
@@ -65,8 +72,8 @@ class DMLabNetwork(tf.Module):
 
     def _unroll(self, prev_action, env_output, core_state):
         done = tf.cast(env_output.done, tf.bool)
-        x = batch_apply(lambda f: self._torso(tf.cast(f, tf.float32) * self._scale),
-                        env_output.observation)
+        x = batch_apply(lambda f: precision.torso_in_compute_dtype(
+            self._torso, tf.cast(f, tf.float32) * self._scale), env_output.observation)
         x = core_input(x, env_output.reward, prev_action, done, self.num_actions)
         x, state = unroll_core(self._lstm, x, done, tuple(core_state), self._lstm.zero_state)
         return batch_apply(self._head, x), tuple(state)

@@ -9,14 +9,15 @@ residual blocks), a ReLU, a 256-unit fully connected layer with ReLU, and a
 head. No LSTM: the core state is ``()``. Layout as upstream
 ``seed_rl/football/networks.py`` (which initialises with ``lecun_normal``; the
 shared torso here uses He-uniform, see :mod:`seed.networks.layers`). The map's size
-comes from the observation space (gfootball's ``channel_dimensions``).
+comes from the observation space (gfootball's ``channel_dimensions``). The torso computes
+in the agent's compute dtype, the head in float32 (:mod:`seed.networks.precision`).
 """
 
 from __future__ import annotations
 
 import tensorflow as tf
 
-from seed.networks import heads
+from seed.networks import heads, precision
 from seed.networks.atari import ImpalaResNetTorso
 from seed.networks.base import batch_apply, call_step_or_unroll, create_variables
 from seed.networks.layers import Dense
@@ -92,7 +93,7 @@ class FootballNetwork(tf.Module):
             planes = unpack_planes(observation, self.num_planes)
         else:
             planes = tf.cast(tf.not_equal(observation, 0), tf.float32)
-        return self._torso(planes)
+        return precision.torso_in_compute_dtype(self._torso, planes)
 
     def _outputs(self, features):
         if self.head == "actor_critic":

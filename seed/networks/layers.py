@@ -23,6 +23,11 @@ kept them alive and Pong learned.
 
 The initialisers and the LSTM step are also plain functions, for networks that
 keep their own weights (:mod:`seed.networks.mlp`).
+
+Weights are float32 variables, cast at use to the input's dtype: a layer computes in
+bfloat16 on bfloat16 input (:mod:`seed.networks.precision`) and its gradients reach the
+float32 variables through the cast. Each layer reports its product's FLOPs to an open
+:func:`seed.networks.flops.counting_flops` block.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ import math
 
 import tensorflow as tf
 
+from seed.networks import flops
 from seed.networks.relu_recording import record_relu_output
 
 
@@ -69,7 +75,9 @@ def lstm_step(x, state, kernel, bias):
     ``kernel`` is ``[in + units, 4 * units]`` over ``concat(x, h)``, gates i, f, g, o.
     """
     h, c = state
-    z = tf.matmul(tf.concat([x, h], -1), kernel) + bias
+    xh = tf.concat([x, h], -1)
+    flops.count_matmul("lstm", xh, kernel)
+    z = tf.matmul(xh, kernel) + bias
     i, f, g, o = tf.split(z, 4, axis=-1)
     c = tf.sigmoid(f) * c + tf.sigmoid(i) * tf.tanh(g)
     h = tf.sigmoid(o) * tf.tanh(c)
@@ -138,9 +146,10 @@ class Dense(_Layer):
             fan_in = int(x.shape[-1])
             self._build([fan_in, self.units], fan_in,
                         tf.zeros([self.units]) if self.use_bias else None)
-        y = tf.matmul(x, self.kernel)
+        flops.count_matmul(self.name, x, self.kernel)
+        y = tf.matmul(x, tf.cast(self.kernel, x.dtype))
         if self.use_bias:
-            y = y + self.bias
+            y = y + tf.cast(self.bias, x.dtype)
         return self._activate(y)
 
 
@@ -160,8 +169,9 @@ class Conv2D(_Layer):
             k = self.kernel_size
             self._build([k, k, in_channels, self.filters], k * k * in_channels,
                         tf.zeros([self.filters]))
-        return self._activate(tf.nn.conv2d(x, self.kernel, self.stride, self.padding)
-                              + self.bias)
+        y = tf.nn.conv2d(x, tf.cast(self.kernel, x.dtype), self.stride, self.padding)
+        flops.count_conv(self.name, y, self.kernel)
+        return self._activate(y + tf.cast(self.bias, x.dtype))
 
 
 class LSTMCell(_Layer):

@@ -24,7 +24,7 @@ import numpy as np
 import tensorflow as tf
 
 from seed.networks.relu_recording import record_relu_output
-from seed.networks import heads
+from seed.networks import flops, heads, precision
 from seed.networks.base import (batch_apply, call_step_or_unroll, core_input, create_variables,
                                 unroll_core)
 from seed.networks.layers import glorot_uniform, he_uniform, lecun_uniform, lstm_bias, lstm_step
@@ -56,7 +56,8 @@ class _Dense(tf.Module):
         self.activation = activation
 
     def __call__(self, x):
-        y = tf.matmul(x, self.w) + self.b
+        flops.count_matmul(self.name, x, self.w)
+        y = tf.matmul(x, tf.cast(self.w, x.dtype)) + tf.cast(self.b, x.dtype)
         if self.activation is None:
             return y
         y = self.activation(y)
@@ -135,7 +136,10 @@ class MLPNetwork(tf.Module):
         return tf.reshape(obs, [-1, self._obs_size])
 
     def _torso_features(self, observation):
-        x = self._flat_observation(observation)
+        return precision.torso_in_compute_dtype(self._torso_layers,
+                                                self._flat_observation(observation))
+
+    def _torso_layers(self, x):
         for layer in self._torso:
             x = layer(x)
         return x

@@ -26,8 +26,10 @@ def section(bench: str, roofs: list[Roofline], root: Path) -> list[str]:
            "(cores / CPU seconds per frame of simulation + inference [+ training]); the "
            "agent's train step against the same step in bare TensorFlow; SEED's data path "
            "alone (gRPC, batching, unroll assembly; no inference, no envs); SEED's serve "
-           "bound when inference, simulation and the data path take turns. One column per "
-           "file.", ""]
+           "bound when inference, simulation and the data path take turns; FLOPs per frame "
+           "counted from the network and the FLOP/s each measurement achieved, as a share of "
+           "the CPU's peak for the dtype it computed in (docs/performance.md; \"not "
+           "measured\" in a file from before they were counted). One column per file.", ""]
     out += markdown_table(["", *[f"`{rel(r.source, root)}`" for r in roofs]],
                           roofline_rows(roofs))
     bare = inference_vs_bare_rows(roofs, root)

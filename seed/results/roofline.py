@@ -4,7 +4,8 @@
 (:meth:`Roofline.to_json`); ``seed compare``, the tables and the report read it back with
 :func:`load_roofline`, which takes what an older file lacks as absent (no bare training step,
 no data path, no lock-step bound, no ``agent``: V-trace) and keeps what a newer one adds
-(:attr:`Roofline.extra`, written back as read). Its rows (:func:`roofline_rows`,
+(:attr:`Roofline.extra`, written back as read; a file from before FLOPs were counted has
+no ``flops``, and its FLOPs cells say "not measured"). Its rows (:func:`roofline_rows`,
 :func:`inference_vs_bare_rows`) are what both the terminal (:meth:`Roofline.format`) and the
 report print: the roofline is formatted here alone.
 
@@ -52,6 +53,7 @@ class Roofline:
     seed_lockstep_serve: dict | None = None
     costs_cpu_s_per_frame: dict = dataclasses.field(default_factory=dict)
     formula: str = ""
+    flops: dict | None = None  # seed/bench/flops.py's counts and rates; None: not counted
     machine: dict = dataclasses.field(default_factory=dict)
     measured_at: str = ""
     extra: dict = dataclasses.field(default_factory=dict)  # fields this version does not know
@@ -203,6 +205,59 @@ def _turns(roof: Roofline) -> str | None:
             f"{num(t.get('with_data_path_frames_per_s'))} frames/s")
 
 
+NOT_MEASURED = "not measured"
+
+
+def _si(flops) -> str:
+    for scale, unit in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if flops >= scale:
+            return f"{flops / scale:,.3g} {unit}"
+    return f"{flops:,.0f} "
+
+
+def _rate_text(m: dict | None) -> str:
+    if not m:
+        return NOT_MEASURED
+    share = m.get("share_of_peak")
+    return (f"{_si(m['flops_per_s'])}FLOP/s {m['dtype']}, "
+            + (f"{100 * share:.2g}% of peak" if share is not None else "no peak for it"))
+
+
+def flops_per_frame(roof: Roofline) -> str:
+    """FLOPs per frame of inference and of the train step."""
+    f = roof.flops
+    if not f:
+        return NOT_MEASURED
+    train = (f"{_si(f['train_per_frame'])}FLOP" if f.get("train_per_frame") is not None
+             else NOT_MEASURED)
+    return f"inference {_si(f['inference_per_frame'])}FLOP, train step {train}"
+
+
+def inference_flops(roof: Roofline, batch: str) -> str | None:
+    """Achieved FLOP/s of inference at ``batch`` and its share of the peak; None where the
+    roofline timed no inference at that batch."""
+    if batch not in roof.inference:
+        return None
+    return _rate_text(((roof.flops or {}).get("inference") or {}).get(batch))
+
+
+def training_flops(roof: Roofline) -> str:
+    """Achieved FLOP/s of the train step and its share of the peak."""
+    return _rate_text((roof.flops or {}).get("training"))
+
+
+def peak_flops(roof: Roofline) -> str:
+    """The CPU, its peak per dtype and the dtype the roofline computed in."""
+    f = roof.flops
+    if not f:
+        return NOT_MEASURED
+    p, cpu = f["peak"], f["cpu"]
+    bf16 = f"{_si(p['bfloat16'])}FLOP/s ({p['bfloat16_unit']})" if p.get("bfloat16") else "none"
+    return (f"{cpu['model_name']}, {p['physical_cores']} cores at {p['clock_ghz']:.2f} GHz, "
+            f"{p['vector_bits']}-bit x {p['fma_units_per_core']} FMA: float32 "
+            f"{_si(p['float32'])}FLOP/s, bfloat16 {bf16}; computed in {f['compute_dtype']}")
+
+
 def _ceilings(arch: str) -> Callable[[Roofline], str]:
     return lambda roof: (f"{num(roof.ceiling(arch, 'serve'))} / "
                          f"{num(roof.ceiling(arch, 'train'))}")
@@ -228,6 +283,10 @@ def roofline_rows(roofs: list[Roofline]) -> list[list[str]]:
              ("shape", _shape), ("simulation alone", _simulation)]
     lines += [(f"inference alone, batch {b}", lambda r, b=b: _inference(r, b))
               for b in batches]
+    lines += [("FLOPs per frame", flops_per_frame), ("peak FLOP/s", peak_flops)]
+    lines += [(f"FLOP/s, inference batch {b}", lambda r, b=b: inference_flops(r, b))
+              for b in batches]
+    lines += [("FLOP/s, train step", training_flops)]
     rows = []
     for label, cell in lines + list(ROWS):
         cells = [cell(r) or "-" for r in roofs]

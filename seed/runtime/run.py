@@ -37,6 +37,7 @@ from seed.config import (Config, ConfigError, config_paths, from_paths, from_sav
                          paths)
 from seed.launch.base import Launcher
 from seed.metrics.cpu import ForeignLoad
+from seed.metrics.cpu_facts import with_effective_compute_dtype
 from seed.metrics.critic_watch import CriticWatch
 from seed.metrics.machine import learner_device, machine_facts
 from seed.metrics.writer import MetricsWriter
@@ -216,6 +217,8 @@ def train_here(config: Config, resume_dir: str | None = None,
     config, run_dir, counters, agent_state = prepare_run_dir(config, resume_dir, given)
     if resume_dir:
         architectures.validate(config)  # the saved config with what was given
+    # config.json and the actors get the dtype this CPU computes in
+    config = with_effective_compute_dtype(config, log.warning)
     try:
         return _run(config, run_dir, counters, agent_state)
     except Exception as e:

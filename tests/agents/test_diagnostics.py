@@ -40,6 +40,14 @@ def test_dead_relu_fraction_counts_units_zero_on_every_row():
     assert float(result["dead_relu_1_conv"]) == pytest.approx(2 / 4)
 
 
+def test_torso_output_mean_is_the_last_relu_layers_mean():
+    first = tf.constant([[100.0, 0.0]])  # an earlier layer: not read
+    torso = tf.constant([[0.0, 1.0, 2.0], [3.0, 0.0, 6.0]])  # 12 / 6 = 2
+    result = diagnostics.torso_output_mean([("conv", first), ("fc", torso)])
+    assert float(result["torso_output_mean"]) == pytest.approx(2.0)
+    assert diagnostics.torso_output_mean([]) == {}
+
+
 def test_update_ratio_is_the_relative_norm_of_the_step():
     v = tf.Variable([3.0, 4.0])  # norm 5
     w = tf.Variable([[0.0]])

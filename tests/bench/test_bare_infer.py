@@ -19,14 +19,18 @@ def pong_agent(**fields):
     return config, spec, make_agent(config, spec.observation_space, spec.action_space)
 
 
-def test_the_bare_step_does_the_agents_work():
+@pytest.mark.parametrize("compute_dtype,rtol", [
+    ("float32", 1e-5),
+    ("bfloat16", 2 ** -7)])  # /255 and *(1/255) may round to neighbouring bfloat16 values
+def test_the_bare_step_does_the_agents_work(compute_dtype, rtol):
     """With the agent's weights, the bare step stacks frames, acts and samples as the agent:
     over steps with episode starts, the same actions and (to the ulp: /255 against
-    *(1/255)) the same logits and baselines."""
-    config, spec, agent = pong_agent(jit_inference=False)
+    *(1/255)) the same logits and baselines, in the agent's compute dtype."""
+    config, spec, agent = pong_agent(jit_inference=False, compute_dtype=compute_dtype)
     net = agent.network
     bare = bare_infer.BareInference("nature_cnn", agent.num_actions, 4,
-                                    spec.observation_space.shape, jit=False, seed=config.seed)
+                                    spec.observation_space.shape, jit=False, seed=config.seed,
+                                    compute_dtype=agent.inference_dtype.name)
     layers = [*net._torso._convs, net._torso._fc, net._policy, net._baseline]
     for var, value in zip(bare.variables, [w for layer in layers
                                            for w in (layer.kernel, layer.bias)], strict=True):
@@ -41,8 +45,9 @@ def test_the_bare_step_does_the_agents_work():
                                   EnvOutput(np.zeros(3, np.float32), done, frame))
         got = bare.step(ids, done, frame)
         np.testing.assert_array_equal(got[0], action)
-        np.testing.assert_allclose(got[1], out["policy_logits"], rtol=1e-5, atol=1e-6)
-        np.testing.assert_allclose(got[2], out["baseline"], rtol=1e-5, atol=1e-6)
+        for bare_out, key in ((got[1], "policy_logits"), (got[2], "baseline")):
+            want = out[key]
+            assert np.linalg.norm(bare_out - want) <= rtol * np.linalg.norm(want) + 1e-6
     np.testing.assert_array_equal(bare._stacks.numpy()[ids], agent.read_core_state(ids)[0])
 
 

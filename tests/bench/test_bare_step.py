@@ -33,10 +33,12 @@ def test_vtrace_targets_match_the_definition():
     np.testing.assert_allclose(adv.numpy(), want_adv, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("compute_dtype", ["float32", "bfloat16"])
 @pytest.mark.parametrize("network", bare_step.NETWORKS)
-def test_a_step_updates_every_variable(network):
+def test_a_step_updates_every_variable(network, compute_dtype):
     step = bare_step.BareTrainStep(network, num_actions=6, stack_size=4,
-                                   network_kwargs={"channels": [4, 8], "fc_size": 16})
+                                   network_kwargs={"channels": [4, 8], "fc_size": 16},
+                                   compute_dtype=compute_dtype)
     before = [v.numpy().copy() for v in step.variables]
     loss = step.step(*bare_step.synthetic_batch(3, 2, 6, 4))
     assert np.isfinite(float(loss))

@@ -21,13 +21,17 @@ from seed.results.roofline import from_json, load_roofline
 def test_compare_rejects_bad_input(tmp_path, capsys):
     assert main(["compare", "--env", "toy:catch", "--logdir", str(tmp_path / "x")]) == 2
     assert "needs --seconds" in capsys.readouterr().err
-    assert main(["compare", "--env", "toy:catch", "--network", "nope", "--seconds", "1",
-                 "--logdir", str(tmp_path / "y")]) == 2
-    assert "unknown network 'nope'" in capsys.readouterr().err
+    # A bad flag value is refused while the flags are read (argparse's exit 2), in one line.
+    for args in (["compare", "--env", "toy:catch", "--network", "nope", "--seconds", "1",
+                  "--logdir", str(tmp_path / "y")],
+                 ["roofline", "--env", "toy:catch", "--network", "nope"]):
+        with pytest.raises(SystemExit) as stop:
+            main(args)
+        assert stop.value.code == 2
+        assert "bad value for network: 'nope'" in capsys.readouterr().err
     assert main(["compare", "--env", "toy:nope", "--seconds", "1",
                  "--logdir", str(tmp_path / "z")]) == 2
     assert main(["compare", "--env", "toy:catch", "--arch", "seed", "--seconds", "1"]) == 2
-    assert main(["roofline", "--env", "toy:catch", "--network", "nope"]) == 2
     assert not (tmp_path / "y").exists() and not (tmp_path / "z").exists()
     with pytest.raises(ConfigError):
         compare.base_config(Config(), "fast", 5, 1.0)
@@ -119,6 +123,21 @@ def test_roofline_json_and_ceiling_formula(tmp_path):
         cores / (c["sim"] + c["inf_seed"] + c["train"] + dp))
     assert "SEED data path alone" in from_json(r, path).format()
     assert r["training"]["env_steps_per_train_step"] == 5 * 2
+    # FLOPs: the MLP's (50 -> 64 -> 64 -> 3 policy + 1 baseline) per env step, 2 a
+    # multiply-add; every unroll step (T + 1 = 6) of both unrolls forward and backward
+    f = r["flops"]
+    assert r["config"]["compute_dtype"] == f["compute_dtype"] == "float32"
+    assert f["forward_per_env_step"] == 2 * (50 * 64 + 64 * 64 + 64 * 3 + 64 * 1)
+    assert f["train_step"] == 2 * 6 * (f["forward_per_env_step"] + f["backward_per_env_step"])
+    assert f["train_per_frame"] == f["train_step"] / 10  # Catch: one frame a step
+    for b, m in r["inference"].items():
+        assert f["inference"][b]["flops_per_s"] == pytest.approx(
+            int(b) * f["forward_per_env_step"] / m["wall_s_per_call"])
+    assert f["training"]["flops_per_s"] == pytest.approx(
+        f["train_step"] / r["training"]["wall_s_per_step"])
+    assert f["training"]["share_of_peak"] == pytest.approx(
+        f["training"]["flops_per_s"] / f["peak"]["float32"])
+    assert "FLOPs per frame: inference" in from_json(r, path).format()
     assert r["bare_training"] is None  # the bare reference exists for the Atari networks only
     assert "bare TensorFlow" not in from_json(r, path).format()
     r["bare_training"] = {"frames_per_s": 2000.0, "wall_s_per_step": 0.04, "agent_over_bare": 0.5}
@@ -292,8 +311,12 @@ def test_alternate_runs_the_timers_in_turns_and_sums_their_blocks():
         alternate({}, 1.0, 0)
 
 
-def test_a_roofline_measured_with_idle_cores_polling_has_its_own_default_file():
+def test_a_roofline_measured_with_idle_cores_polling_or_in_bfloat16_has_its_own_file():
     assert ceilings.roofline_path("atari:Pong", "nature_cnn") == \
         Path("results/roofline/atari_Pong_nature_cnn.json")
     assert ceilings.roofline_path("atari:Pong", "nature_cnn", cpu_idle_poll=True) == \
         Path("results/roofline/atari_Pong_nature_cnn-idlepoll.json")
+    assert ceilings.roofline_path("atari:Pong", "nature_cnn", compute_dtype="bfloat16") == \
+        Path("results/roofline/atari_Pong_nature_cnn-bfloat16.json")
+    assert ceilings.roofline_path("atari:Pong", "nature_cnn", True, "bfloat16_train") == \
+        Path("results/roofline/atari_Pong_nature_cnn-idlepoll-bfloat16_train.json")

@@ -21,9 +21,10 @@ ROOT = Path(__file__).resolve().parents[2]
 ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONUNBUFFERED="1")
 
 
-def seed_cli(*args, timeout=300, check=True):
-    proc = subprocess.run([sys.executable, "-m", "seed.cli", *args], cwd=ROOT, env=ENV,
-                          capture_output=True, text=True, timeout=timeout)
+def seed_cli(*args, timeout=300, check=True, env=None):
+    proc = subprocess.run([sys.executable, "-m", "seed.cli", *args], cwd=ROOT,
+                          env=dict(ENV, **(env or {})), capture_output=True, text=True,
+                          timeout=timeout)
     if check and proc.returncode != 0:
         raise AssertionError(f"seed {' '.join(args)} exited {proc.returncode}:\n"
                              f"{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
@@ -76,18 +77,41 @@ def check_run_dir(run_dir: Path, arch: str):
     assert (run_dir / "checkpoint.npz").exists()
 
 
-@pytest.mark.parametrize("arch", ["seed", "impala"])
-def test_catch_learns_to_0_8_within_100k_frames(tmp_path, arch):
+def cpuinfo_with_flags(path: Path, add: str = "", drop: tuple = ()) -> dict:
+    """This machine's /proc/cpuinfo with flags added or dropped, written to ``path``: the
+    environment that makes a run read it (seed.metrics.cpu_facts, $SEED_CPUINFO)."""
+    lines = []
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("flags"):
+            key, _, flags = line.partition(":")
+            line = f"{key}: {' '.join(f for f in flags.split() if f not in drop)} {add}"
+        lines.append(line)
+    path.write_text("\n".join(lines) + "\n")
+    return {"SEED_CPUINFO": str(path)}
+
+
+@pytest.mark.parametrize("arch,compute_dtype", [
+    ("seed", "float32"), ("impala", "float32"),
+    # the learner and SEED's inference, or IMPALA's actors, in bfloat16 (on a CPU with it:
+    # this one's flags and avx512_bf16, whatever it has, so it runs everywhere); on a CPU
+    # without bfloat16 units TensorFlow emulates it, so the IMPALA one waits for -m slow
+    ("seed", "bfloat16"), pytest.param("impala", "bfloat16", marks=pytest.mark.slow)])
+def test_catch_learns_to_0_8_within_100k_frames(tmp_path, arch, compute_dtype):
     run_dir = tmp_path / arch
     t0 = time.monotonic()
     proc = seed_cli("train", "--env", "toy:catch", "--arch", arch, "--actors", "2",
                     "--envs-per-actor", "4", "--frames", "100000", "--logdir", str(run_dir),
-                    "--no-progress", "--set", "log_interval_s=2")
+                    "--no-progress", "--set", "log_interval_s=2",
+                    "--compute-dtype", compute_dtype,
+                    env=cpuinfo_with_flags(tmp_path / "cpuinfo", add="avx512_bf16"))
     elapsed = time.monotonic() - t0
     summary = json.loads((run_dir / "summary.json").read_text())
     reached = frames_to_threshold(run_dir)
-    print(f"\n{arch}: mean return >= 0.8 (last 100 episodes) at {reached} frames; "
-          f"{summary['env_frames']} frames in {elapsed:.0f}s, {summary['fps']:.0f} frames/s")
+    config = json.loads((run_dir / "config.json").read_text())["config"]
+    assert config["compute_dtype"] == compute_dtype
+    print(f"\n{arch}, {compute_dtype}: mean return >= 0.8 (last 100 episodes) at {reached} "
+          f"frames; {summary['env_frames']} frames in {elapsed:.0f}s, "
+          f"{summary['fps']:.0f} frames/s")
     assert "frames/s" in proc.stdout  # the one-line summary
     assert reached is not None and reached <= 100_000, f"never reached 0.8: {summary}"
     assert summary["mean_return_last_100"] >= 0.8
@@ -223,6 +247,20 @@ def test_sigterm_stops_cleanly_and_resume_continues_counters(tmp_path):
     assert all(0.0 <= float(r["foreign_cpu"]) <= 1.0 for r in after)
 
 
+def test_bfloat16_on_a_cpu_without_it_is_one_line_and_the_run_goes_on_in_float32(tmp_path):
+    run_dir = tmp_path / "run"
+    proc = seed_cli("train", "--env", "toy:catch", "--actors", "1", "--envs-per-actor", "2",
+                    "--frames", "500", "--logdir", str(run_dir), "--no-progress",
+                    "--compute-dtype", "bfloat16", timeout=120,
+                    env=cpuinfo_with_flags(tmp_path / "cpuinfo",
+                                           drop=("avx512_bf16", "amx_bf16")))
+    lines = [line for line in proc.stderr.splitlines() if "compute_dtype" in line]
+    assert len(lines) == 1 and lines[0].endswith(
+        "has no avx512_bf16 or amx_bf16: computing in float32"), proc.stderr[-2000:]
+    config = json.loads((run_dir / "config.json").read_text())["config"]
+    assert config["compute_dtype"] == "float32"
+
+
 def test_resume_of_a_dir_without_a_checkpoint_is_one_clear_line(tmp_path):
     (tmp_path / "config.json").write_text(json.dumps({"config": {"env": "toy:catch"}}))
     proc = seed_cli("train", "--resume", str(tmp_path), check=False, timeout=120)
@@ -240,6 +278,7 @@ def test_resume_of_a_dir_without_a_checkpoint_is_one_clear_line(tmp_path):
     (["--set", "burn_in=2"], "burn_in belongs to the r2d2 agent"),
     (["--set", "learning_rate=-0.1"], "bad value for vtrace.learning_rate: -0.1"),
     (["--set", "loss_reduction=median"], "allowed: one of mean, sum"),
+    (["--compute-dtype", "float16"], "allowed: one of float32, bfloat16, bfloat16_train"),
 ])
 def test_configs_that_cannot_work_fail_at_start_with_one_line(tmp_path, args, message):
     base = ["train", "--env", "toy:catch", "--actors", "2", "--envs-per-actor", "4",

@@ -139,10 +139,13 @@ def test_kernel_init_reaches_every_torso_layer():
     # He's is sqrt(6 / 27) = 0.47: the largest of 108 draws tells them apart.
     net = DMLabNetwork(A, _space(), lstm_size=8, channels=(4, 8), fc_size=16,
                        kernel_init="glorot_uniform")
+    he = DMLabNetwork(A, _space(), lstm_size=8, channels=(4, 8), fc_size=16,
+                      kernel_init="he_uniform")
+    assert he._torso._fc.kernel_init == "he_uniform"
     first = net._torso._stacks[0]._conv.kernel.numpy()
     assert np.abs(first).max() <= np.sqrt(6 / (27 + 36)) + 1e-7
     fc = net._torso._fc
     assert fc.kernel_init == "glorot_uniform"
     assert all(c.kernel_init == "glorot_uniform" for s in net._torso._stacks
                for block in s._blocks for c in block)
-    assert _small_net()._torso._fc.kernel_init == "he_uniform"  # the default
+    assert _small_net()._torso._fc.kernel_init == "glorot_uniform"  # the default, upstream's

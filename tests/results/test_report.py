@@ -9,6 +9,7 @@ from pathlib import Path
 from tests.support.results_tree import make_timeline
 
 from seed import report
+from seed.results import roofline as results_roofline
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "results"
@@ -210,6 +211,16 @@ def test_the_report_shows_each_roofline_file_as_it_is():
             f"{c['seed_serve']:,.0f} / {c['seed_train']:,.0f}"), path
         assert cells["ceiling, IMPALA: serve / train"] == (
             f"{c['impala_serve']:,.0f} / {c['impala_train']:,.0f}"), path
+        # FLOPs per frame and FLOP/s as the roofline type words them ("not measured" in a
+        # file from before they were counted)
+        typed = results_roofline.load_roofline(path)
+        assert cells["FLOPs per frame"] == results_roofline.flops_per_frame(typed), path
+        assert cells["FLOP/s, train step"] == results_roofline.training_flops(typed), path
+        for batch in roof["inference"]:
+            assert cells[f"FLOP/s, inference batch {batch}"] == \
+                results_roofline.inference_flops(typed, batch), path
+        if not roof.get("flops"):
+            assert cells["FLOP/s, train step"] == "not measured", path
         if roof.get("bare_training"):
             assert cells["bare TensorFlow train step"].endswith(
                 f"agent at {roof['bare_training']['agent_over_bare']:.2f} of bare"), path
