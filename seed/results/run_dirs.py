@@ -45,6 +45,7 @@ REQUIRED_EPISODES = ["wall_time", "env_frames", "episode_return", "episode_lengt
 
 # Files whose presence marks a directory as (part of) a run.
 _RUN_MARKERS = (CONFIG, METRICS, EPISODES)
+PROBES = "probes"  # a folder of diagnostic runs that find_runs leaves out
 
 #: Columns that runs wrote before each measured quantity had its own name, and what each
 #: measured under each architecture: ``OLD_COLUMNS[old][architecture]`` is the column that
@@ -138,14 +139,17 @@ def find_runs(root, include_partial: bool = False) -> list[Path]:
     A run directory holds a ``config.json``. With ``include_partial`` a directory that
     holds only a ``metrics.csv`` or ``episodes.csv`` counts too (a run whose
     ``config.json`` was lost), so that :func:`load_runs` can say why it skips it.
-    TensorBoard folders (``tb/``) are not searched.
+    TensorBoard folders (``tb/``) are not searched, nor probe folders (``probes/``: short
+    diagnostic runs of a changed config, such as ``scripts/dmlab_probes.py`` makes and
+    tabulates; they are no run of the benchmark's config and stay out of its tables).
     """
     root = check_root(root)
     markers = _RUN_MARKERS if include_partial else (CONFIG,)
     found = set()
     for marker in markers:
         for f in root.rglob(marker):
-            if f.is_file() and "tb" not in f.relative_to(root).parts[:-1]:
+            parts = f.relative_to(root).parts[:-1]
+            if f.is_file() and "tb" not in parts and PROBES not in parts:
                 found.add(f.parent)
     return sorted(found)
 

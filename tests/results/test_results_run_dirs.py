@@ -17,6 +17,8 @@ from seed.results import files, run_dirs, steady, tables
 
 def test_find_and_load_runs(tmp_path):
     root = make_tree(tmp_path)
+    # A probe of a changed config (scripts/dmlab_probes.py) is no run of the benchmark.
+    make_run(root / BENCH / "probes" / "impala-lr", "impala", 0, fps=100.0)
     found = run_dirs.find_runs(root)
     assert [p.relative_to(root).as_posix() for p in found] == [
         f"{BENCH}/impala/run-0", f"{BENCH}/impala/run-1", f"{BENCH}/seed/run-0",
