@@ -11,7 +11,7 @@ on it. Build one from the keys a user writes with :func:`seed.config.make_config
 from __future__ import annotations
 
 import dataclasses
-from typing import Annotated, Literal, get_args
+from typing import Annotated, Literal
 
 from pydantic import Field
 
@@ -22,10 +22,6 @@ from seed.config.errors import ConfigError
 from seed.config.fields import (Checked, Count, CountOrZero, Kwargs, NonNegative, OneOf,
                                 Positive)
 from seed.config.transport import TransportConfig
-
-#: What ``compute_dtype`` may be (seed/networks/precision.py says what each computes in).
-ComputeDtype = Literal["float32", "bfloat16", "bfloat16_train"]
-COMPUTE_DTYPES = get_args(ComputeDtype)
 
 
 @dataclasses.dataclass
@@ -52,11 +48,13 @@ class Config(Checked):
     jit_inference: bool = False  # XLA-compile the policy's forward pass on the inference path
     #                              (SEED learner and IMPALA actors alike); batches padded to
     #                              powers of two so XLA compiles a few shapes, not every size
-    compute_dtype: ComputeDtype = "float32"  # the networks' torsos; bfloat16_train: the train
-    #                                          step in bfloat16, inference in float32;
-    #                                          variables, heads and loss stay float32. On a
-    #                                          CPU without bfloat16 a run computes in float32
-    #                                          and saves that here
+    compute_dtype: networks.ComputeDtype = "float32"  # the networks' torsos;
+    #                                                   bfloat16_train: the train step in
+    #                                                   bfloat16, inference in float32;
+    #                                                   variables, heads and loss stay
+    #                                                   float32. On a CPU without bfloat16
+    #                                                   a run computes in float32 and saves
+    #                                                   that here
     train: bool = True  # False: serve mode, inference only (throughput of the data path)
 
     # Logging, checkpoints and instrumentation.
