@@ -63,6 +63,11 @@ PROBES = {
         "Glorot torso and Adam epsilon 1e-3 (upstream SEED's R2D2, whose LSTM learns here)",
         ['network_kwargs={"lstm_size": 256, "channels": [16, 32, 32], "fc_size": 256, '
          '"kernel_init": "glorot_uniform"}', "adam_epsilon=0.001"]),
+    "glorot_fc_layer_norm": (
+        "Glorot torso with its FC layer-normalised before the ReLU (the LSTM's input scale "
+        "held whatever the torso grows to)",
+        ['network_kwargs={"lstm_size": 256, "channels": [16, 32, 32], "fc_size": 256, '
+         '"kernel_init": "glorot_uniform", "fc_layer_norm": true}']),
 }
 
 

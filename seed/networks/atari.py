@@ -77,14 +77,17 @@ class ImpalaResNetTorso(tf.Module):
     Call it on float images ``[N, H, W, C]`` (already scaled); returns ``[N, fc_size]``.
     Weights are created on the first call: call it once eagerly before tracing.
     ``kernel_init``: every conv's and the FC's (:mod:`seed.networks.layers`).
+    ``fc_layer_norm``: the FC's outputs layer-normalised before its ReLU, so what follows
+    the torso (an LSTM) sees the same scale however the torso grows.
     """
 
     def __init__(self, channels=(16, 32, 32), fc_size: int = 256, name: str | None = None,
-                 kernel_init: str = "he_uniform"):
+                 kernel_init: str = "he_uniform", fc_layer_norm: bool = False):
         super().__init__(name=name)
         with self.name_scope:
             self._stacks = [ResidualStack(c, kernel_init=kernel_init) for c in channels]
-            self._fc = Dense(fc_size, tf.nn.relu, name="fc", kernel_init=kernel_init)
+            self._fc = Dense(fc_size, tf.nn.relu, name="fc", kernel_init=kernel_init,
+                             layer_norm=fc_layer_norm)
         self.fc_size = fc_size
 
     def __call__(self, x):

@@ -14,7 +14,8 @@ upstream's Keras layers. He-uniform, the Atari torsos' init, gives the residual 
 this 15-conv torso activations some 30 times larger (a mean of about 10 into the FC on
 DMLab frames against 0.3), which saturate most of the LSTM's gates from the first step and
 all but a few after some hundred updates: its state then ignores the frames, and the value
-and the policy go flat (issue 32; ``scripts/dmlab_probes.py look``).
+and the policy go flat (issue 32; ``scripts/dmlab_probes.py look``). ``fc_layer_norm``
+normalises the torso's FC outputs before their ReLU (:class:`seed.networks.layers.Dense`).
 
 Heads: ``"actor_critic"`` gives ``{'policy_logits': [.., A], 'baseline': [..]}``;
 ``"q"`` gives dueling ``{'q_values': [.., A]}`` (value + advantage - mean advantage).
@@ -46,7 +47,7 @@ class DMLabNetwork(tf.Module):
 
     def __init__(self, num_actions: int, observation_space, head: str = "actor_critic",
                  lstm_size: int = 256, channels=(16, 32, 32), fc_size: int = 256,
-                 kernel_init: str = "glorot_uniform"):
+                 kernel_init: str = "glorot_uniform", fc_layer_norm: bool = False):
         super().__init__(name="dmlab_network")
         self.head = heads.check_head(head)
         shape, self._frame_dtype, self._scale = frame_spec(observation_space)
@@ -54,7 +55,8 @@ class DMLabNetwork(tf.Module):
         self.num_actions = int(num_actions)
         self._frame_shape = shape
         with self.name_scope:
-            self._torso = ImpalaResNetTorso(tuple(channels), fc_size, kernel_init=kernel_init)
+            self._torso = ImpalaResNetTorso(tuple(channels), fc_size, kernel_init=kernel_init,
+                                            fc_layer_norm=fc_layer_norm)
             self._lstm = LSTMCell(self.lstm_size)
             if head == "actor_critic":
                 self._policy, self._baseline = heads.policy_layer(self.num_actions), Dense(1)

@@ -62,6 +62,7 @@ def lecun_uniform(shape, fan_in: int, scale: float = 1.0):
 
 
 KERNEL_INITS = ("he_uniform", "lecun_uniform", "glorot_uniform")
+LAYER_NORM_EPSILON = 1e-5  # added to a row's variance (Keras' LayerNormalization: 1e-3)
 
 
 def lstm_bias(units: int):
@@ -132,22 +133,39 @@ class _Layer(tf.Module):
 
 
 class Dense(_Layer):
-    """``x @ kernel + bias`` on ``[N, in]``, optional activation."""
+    """``x @ kernel + bias`` on ``[N, in]``, optional layer normalisation, optional activation.
+
+    ``layer_norm``: the outputs of each row normalised to zero mean and unit variance, then
+    scaled and shifted by a learned ``gain`` (1 at first) and the ``bias`` (Ba et al. 2016),
+    before the activation; whatever the scale the kernel and the inputs grow to, the next
+    layer sees the same (issue 32: an LSTM fed a growing torso saturated). Computed in
+    float32 whatever the input's dtype.
+    """
 
     def __init__(self, units: int, activation=None, use_bias: bool = True,
                  name: str | None = None, kernel_init: str | None = None,
-                 init_scale: float = 1.0):
+                 init_scale: float = 1.0, layer_norm: bool = False):
         super().__init__(activation, name, kernel_init, init_scale)
         self.units = units
-        self.use_bias = use_bias
+        self.use_bias = use_bias or layer_norm
+        self.layer_norm = bool(layer_norm)
+        self.gain = None
 
     def __call__(self, x):
         if self.kernel is None:
             fan_in = int(x.shape[-1])
             self._build([fan_in, self.units], fan_in,
                         tf.zeros([self.units]) if self.use_bias else None)
+            if self.layer_norm:
+                with self.name_scope:
+                    self.gain = tf.Variable(tf.ones([self.units]), name="gain")
         flops.count_matmul(self.name, x, self.kernel)
         y = tf.matmul(x, tf.cast(self.kernel, x.dtype))
+        if self.layer_norm:
+            y = tf.cast(y, tf.float32)
+            mean, variance = tf.nn.moments(y, axes=[-1], keepdims=True)
+            y = (y - mean) * tf.math.rsqrt(variance + LAYER_NORM_EPSILON) * self.gain
+            return self._activate(tf.cast(y + self.bias, x.dtype))
         if self.use_bias:
             y = y + tf.cast(self.bias, x.dtype)
         return self._activate(y)

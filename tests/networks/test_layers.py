@@ -40,3 +40,18 @@ def test_init_scale_is_for_lecun_kernels_only():
         Dense(4, kernel_init="glorot_uniform", init_scale=0.01)
     with pytest.raises(ValueError, match="unknown kernel_init"):
         Dense(4, kernel_init="orthogonal")
+
+
+def test_layer_norm_makes_each_row_zero_mean_unit_variance_before_gain_and_bias():
+    rng = np.random.default_rng(0)
+    layer = Dense(64, layer_norm=True, kernel_init="glorot_uniform")
+    x = tf.constant(rng.normal(size=(5, 30)) * 100, tf.float32)  # any scale in
+    y = layer(x).numpy()
+    assert np.allclose(y.mean(-1), 0, atol=1e-4) and np.allclose(y.std(-1), 1, atol=1e-3)
+    layer.gain.assign(tf.fill([64], 2.0))
+    layer.bias.assign(tf.fill([64], 0.5))
+    z = layer(x * 1000).numpy()  # the same rows, a thousand times larger: the same outputs
+    assert np.allclose(z, 2 * y + 0.5, atol=1e-3)
+    # With a ReLU: about half of each row's units fire, whatever the scale.
+    relu = Dense(64, tf.nn.relu, layer_norm=True, kernel_init="glorot_uniform")
+    assert 0.3 < float(np.mean(relu(x).numpy() > 0)) < 0.7
