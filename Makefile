@@ -130,7 +130,7 @@ plots: setup
 	$(PY) scripts/run_notebooks.py --results results --out results/plots
 
 report: setup
-	$(PY) -m seed.report --results results --out results/REPORT.md
+	$(SEED) report --results results --out results/REPORT.md
 
 clean:
 	rm -rf .pytest_cache build *.egg-info seed/transport/seed_rl_pb2*.py

@@ -38,7 +38,7 @@ def main() -> None:
     from seed import config as config_lib
     from seed import quiet_tf
     quiet_tf.import_tensorflow()
-    from seed.bench.roofline import build_agent, inference_inputs
+    from seed.bench.costs import build_agent, inference_inputs
 
     agent, spec = build_agent(config_lib.load(args.config, {"arch": "seed"}))
     b = args.batch

@@ -1,4 +1,5 @@
-"""The ``seed`` command line: train, learner, actor, compare, roofline, timeline, evaluate."""
+"""The ``seed`` command line: train, learner, actor, compare, roofline, timeline, evaluate,
+report."""
 
 from __future__ import annotations
 
@@ -11,17 +12,29 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 from seed import evaluate, quiet_tf  # noqa: E402  (after the log level is set)
 from seed.bench import cli as bench_cli  # noqa: E402
-from seed.run_flags import add_run_flags, given_values  # noqa: E402
+from seed.run_flags import add_run_flags, given_by_flags  # noqa: E402
+
+
+def launch_training(config, resume_dir: str | None = None, given: dict | None = None) -> dict:
+    """The run with its learner in this process, or with ``learner_on_gpu_node`` in a Ray
+    actor on a GPU node of the cluster (checked here first), which runs
+    :func:`seed.runtime.run.train_here` there; returns its summary."""
+    from seed.runtime import run
+    if not config.learner_on_gpu_node:
+        return run.train(config, resume_dir, given)
+    from seed.launch.ray_launcher import train_on_gpu_node
+    run.check(config)
+    return train_on_gpu_node(config, resume_dir, given, run.train_here,
+                             config.logdir or run.default_run_dir(config))
 
 
 def cmd_train(args) -> int:
     from seed.config import from_paths
-    given = given_values(args)  # the file is read once: the config is built from what it gave
+    given = given_by_flags(args)  # the file is read once: the config is built from what it gave
     config = from_paths(given)  # a bad value is refused here, before TensorFlow loads
     quiet_tf.import_tensorflow()
-    from seed.runtime.run import format_summary, train
-    summary = train(config, resume_dir=args.resume, given=given)
-    print(format_summary(summary))
+    from seed.runtime.run import format_summary
+    print(format_summary(launch_training(config, args.resume, given)))
     return 0
 
 
@@ -31,10 +44,10 @@ def cmd_learner(args) -> int:
 
 
 def cmd_actor(args) -> int:
-    from seed.runtime.actor_process import (ActorStopped, fetch_spec, install_exit_handlers,
-                                            setup_logging)
+    from seed.runtime.actor_process import ActorStopped, fetch_spec, install_exit_handlers
     import grpc
 
+    from seed.launch.base import setup_logging
     from seed.transport.security import client_security
     setup_logging()
     security = client_security(args.auth_token_file, args.tls_ca_file)
@@ -52,6 +65,11 @@ def cmd_actor(args) -> int:
     from seed.runtime.architectures import architecture
     run_actor = architecture(spec.arch, what="the learner's architecture").run_actor
     return run_actor(args.server, args.task, max_steps=args.max_steps, security=security)
+
+
+def cmd_report(args) -> int:
+    from seed import report  # pandas and every result type: loaded for this command alone
+    return report.run(args)
 
 
 class _SubcommandParser(argparse.ArgumentParser):
@@ -95,6 +113,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     bench_cli.register(sub)  # compare, roofline, timeline
     evaluate.register(sub)
+
+    p = sub.add_parser("report", help="results/REPORT.md and the figures it embeds, from the "
+                                      "run directories and compare files alone")
+    p.add_argument("--results", default="results", help="results root (default: results)")
+    p.add_argument("--out", default=None, help="report file (default: RESULTS/REPORT.md)")
+    p.set_defaults(fn=cmd_report)
     return parser
 
 
@@ -103,9 +127,10 @@ def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     if args.verbose:
         os.environ[quiet_tf.VERBOSE_ENV] = "1"  # the processes this command starts inherit it
-    if args.command not in ("compare", "timeline", "train", "learner"):
+    if args.command not in ("compare", "timeline", "report", "train", "learner"):
         quiet_tf.import_tensorflow()  # compare only starts `seed train` processes; timeline
-        #                               reads files; train imports it once its config is built
+        #                               and report read files; train imports it once its
+        #                               config is built
     from seed.config import ConfigError
     from seed.runtime.checkpoint import CheckpointError
     from seed.launch.base import ActorLost

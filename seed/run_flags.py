@@ -88,7 +88,7 @@ def overrides(args) -> dict:
     return out
 
 
-def given_values(args) -> dict:
+def given_by_flags(args) -> dict:
     """The config fields the user gave explicitly: ``--config``'s file, flags and ``--set``."""
     from seed import config as config_lib
     return config_lib.given_values(args.config, overrides(args))

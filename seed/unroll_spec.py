@@ -28,7 +28,7 @@ class UnrollSpec:
 
     @classmethod
     def of(cls, agent, observation_space) -> "UnrollSpec":
-        """The spec of ``agent``'s unrolls (see :class:`seed.agents.base.Agent`) of an env
+        """The spec of ``agent``'s unrolls (see :class:`seed.agents.contract.Agent`) of an env
         with ``observation_space``."""
         output = dict(agent.output_spec())
         if "action" not in output:

@@ -14,7 +14,7 @@ from tests.support import dmlab_engine
 import envs
 import seed.launch
 from seed.agents import make_agent
-from seed.agents.base import Agent, Buffer
+from seed.agents.contract import Agent, Buffer
 from seed.config import make_config
 from seed.launch.base import Launcher
 from seed.launch.external import ExternalActors

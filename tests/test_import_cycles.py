@@ -1,10 +1,16 @@
-"""No import cycle among the modules of seed/ and envs/, read statically from their source.
+"""No import cycle among the modules of seed/ and envs/, nor among their packages, read
+statically from their source.
 
 Every ``import`` statement counts, the ones inside functions too (a lazy import
 hides a cycle from the interpreter, not from the design). An import names the
 most specific module it loads: ``from seed.runtime import checkpoint`` is an
 edge to ``seed.runtime.checkpoint``, ``from seed.config import Config`` one to
 ``seed.config``.
+
+Modules can be free of cycles while their packages are not (``seed.results.bench`` once imported
+``seed.bench.timeline``, which imports ``seed.results.files``): the packages are checked too,
+each module counted in the package right under the top one (``seed.runtime.seed_arch.learner``
+in ``seed.runtime``; a module at the top, ``seed.cli``, stands for itself).
 """
 
 from __future__ import annotations
@@ -79,6 +85,20 @@ def _graph() -> dict[str, set[str]]:
     return {name: _imported(name, path, modules) for name, path in modules.items()}
 
 
+def _package(module: str) -> str:
+    """The package a module is counted in: the top package and the next name."""
+    return ".".join(module.split(".")[:2])
+
+
+def _package_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    for module, imported in graph.items():
+        package = _package(module)
+        out.setdefault(package, set()).update(
+            p for p in map(_package, imported) if p != package)
+    return out
+
+
 def test_the_checker_sees_the_modules_and_their_imports():
     graph = _graph()
     assert "seed.runtime.run" in graph and "envs.toy" in graph and "seed" in graph
@@ -86,9 +106,19 @@ def test_the_checker_sees_the_modules_and_their_imports():
     assert "seed.config" in graph["seed.runtime.run"]  # from seed.config import Config
     assert "envs" in graph["envs.toy"]
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    packages = _package_graph({"s.a.x": {"s.b.y"}, "s.b.y": {"s.a.z.w"}, "s.a.z.w": set(),
+                               "s.top": {"s.a.x"}})
+    assert packages == {"s.a": {"s.b"}, "s.b": {"s.a"}, "s.top": {"s.a"}}
+    assert _cycles(packages) == [["s.a", "s.b"]]
 
 
 def test_no_import_cycle_among_the_modules():
     cycles = _cycles(_graph())
     assert not cycles, "modules that import each other (directly or around a loop): " + \
+        "; ".join(" <-> ".join(c) for c in cycles)
+
+
+def test_no_import_cycle_among_the_packages():
+    cycles = _cycles(_package_graph(_graph()))
+    assert not cycles, "packages that import each other (directly or around a loop): " + \
         "; ".join(" <-> ".join(c) for c in cycles)

@@ -61,7 +61,7 @@ def test_the_cli_hides_real_tensorflow_noise_and_prints_its_own_errors():
 def test_compare_reads_network_defaults_without_tensorflow_noise():
     """`seed compare` imports no TensorFlow up front; the network module it reads defaults from
     (for the roofline check after the runs) must not bring the start-up lines back."""
-    code = ("from seed.bench.compare import full_network_kwargs; "
+    code = ("from seed.bench.ceilings import full_network_kwargs; "
             "print(full_network_kwargs('nature_cnn', {})['stack_size'])")
     env = {k: v for k, v in os.environ.items() if k != "SEED_VERBOSE"}
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True,

@@ -1,7 +1,7 @@
 """What every agent shares, so an agent supplies only its graphs, its buffer and how it takes
 a batch (the recipe: ``docs/design.md``, "Adding an env or an agent").
 
-:class:`AgentBase` meets :class:`seed.agents.base.Agent`. It owns the optimizer (built on
+:class:`AgentBase` meets :class:`seed.agents.contract.Agent`. It owns the optimizer (built on
 the acting network's trainable variables), the checkpoint (:class:`NamedVariables` over
 every network and the optimizer), every env's core state (:class:`CoreStateTable`),
 ``initial_state``, the traced inference call (XLA batch buckets with
@@ -28,7 +28,7 @@ import numpy as np
 import tensorflow as tf
 
 from seed.agents import diagnostics
-from seed.agents.base import (NamedVariables, module_variables, optimizer_variables,
+from seed.agents.contract import (NamedVariables, module_variables, optimizer_variables,
                               traced_once, xla_batch_buckets)
 from seed.agents.core_state_table import CoreStateTable
 from seed.agents.optimizers import make_optimizer
@@ -39,7 +39,7 @@ from seed.types import EnvOutput
 
 
 class AgentBase(abc.ABC):
-    """An :class:`seed.agents.base.Agent` but for the parts only an agent knows (abstract)."""
+    """An :class:`seed.agents.contract.Agent` but for the parts only an agent knows (abstract)."""
 
     # Steps an unroll shares with the next one: the last step bootstraps and starts the next.
     unroll_overlap = 1

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
-from seed.agents.base import traced_once
+from seed.agents.contract import traced_once
 
 
 class CoreStateTable:

@@ -11,8 +11,9 @@ Learning rate: constant ``learning_rate`` unless
 
 Action sampling draws from a ``tf.random.Generator`` seeded with ``config.seed``,
 so two agents built from the same config sample the same random stream: a
-runtime that builds one agent per actor process (IMPALA) should give each a
-distinct seed, e.g. ``dataclasses.replace(config, seed=config.seed * 1000 + task)``.
+runtime that builds one agent per actor process gives each a distinct seed: the IMPALA
+actor of task ``task`` builds its agent with ``seed=config.seed * 1000 + 1 + task``
+(seed/runtime/impala_arch/actor.py), so none shares the learner's stream either.
 """
 
 from __future__ import annotations

@@ -88,7 +88,6 @@ def inference_timers(agent, config, observation_space, inputs,
     ``infer`` on ``inputs``, ``(env_ids, prev_action, env_output)`` of a batch of envs
     ``0..batch-1``), ``bare`` (:class:`BareInference` on the same inputs) and the parts of
     the agent's call (module doc), named ``part_*``."""
-    from seed.networks import frame_stack, precision
     from seed.types import EnvOutput
     env_ids, prev, env_out = inputs
     batch = len(env_ids)
@@ -97,13 +96,28 @@ def inference_timers(agent, config, observation_space, inputs,
     bare = BareInference(config.network, agent.num_actions, batch, observation_space.shape,
                          stack_size, bool(config.jit_inference), config.seed, kwargs,
                          agent.inference_dtype.name)
+
+    def agent_call():
+        agent.infer(env_ids, prev, EnvOutput(*env_out))
+
+    calls = {"agent": agent_call,
+             "bare": lambda: bare.step(env_ids, env_out.done, env_out.observation),
+             **_part_calls(agent, config, observation_space, inputs)}
+    return {name: _timer(call, batch, frames_per_step) for name, call in calls.items()}
+
+
+def _part_calls(agent, config, observation_space, inputs) -> dict:
+    """The parts of the agent's call, ``part_*``, each on tensors already made (but the host
+    copies), as the agent's graph runs them: the network on a stacked batch (its torso in
+    the agent's inference dtype), the stack update, the sampling, the host copies in and
+    out."""
+    from seed.networks import frame_stack, precision
+    env_ids, prev, env_out = inputs
     net, table = agent.network, agent.core_states
     jit = bool(config.jit_inference)
-
-    # The parts, each on tensors already made (but the host copies), as the agent's graph
-    # runs them: the network on a stacked batch, the stack update, the sampling.
     ids, frame, done = (tf.constant(x) for x in (env_ids, env_out.observation, env_out.done))
     stacked = table.read(ids)[0]
+
     def forward(s):
         with precision.computing_in(agent.inference_dtype):
             return net._head(precision.torso_in_compute_dtype(
@@ -128,13 +142,7 @@ def inference_timers(agent, config, observation_space, inputs,
     dtypes = [np.int32, np.int32, np.float32, np.bool_, observation_space.dtype]
     _, outputs = agent.infer(env_ids, prev, env_out)
     output_tensors = [tf.constant(v) for v in outputs.values()]
-
-    def agent_call():
-        agent.infer(env_ids, prev, EnvOutput(*env_out))
-
-    calls = {
-        "agent": agent_call,
-        "bare": lambda: bare.step(env_ids, env_out.done, env_out.observation),
+    return {
         "part_network": lambda: network(stacked),
         "part_stack_update": lambda: stack_update(ids, frame, done),
         "part_sampling": lambda: sample(logits),
@@ -142,7 +150,6 @@ def inference_timers(agent, config, observation_space, inputs,
                                         for x, d in zip(leaves, dtypes)],
         "part_host_copies_out": lambda: [t.numpy() for t in output_tensors],
     }
-    return {name: _timer(call, batch, frames_per_step) for name, call in calls.items()}
 
 
 def summarize(measured: dict) -> dict:

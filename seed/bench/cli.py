@@ -74,20 +74,21 @@ def cmd_roofline(args) -> int:
         print(f"seed: error: {e}", file=sys.stderr)
         return 1
     path = roofline.write_roofline(result, args.out)
-    print(roofline.format_roofline(result))
+    print(result.format())
     print(f"written to {path}")
     return 0
 
 
 def cmd_timeline(args) -> int:
     from seed.bench import timeline
+    from seed.results.timeline import write_timeline
     try:
         summary = timeline.analyse(args.run_dir, args.skip_first, args.skip_last)
     except timeline.TimelineError as e:
         print(f"seed: error: {e}", file=sys.stderr)
         return 2
-    print(timeline.format_summary(summary))
-    print(f"written to {timeline.write_summary(args.run_dir, summary)}")
+    print(summary.format())
+    print(f"written to {write_timeline(args.run_dir, summary)}")
     return 0
 
 
@@ -112,7 +113,7 @@ def register(subparsers) -> None:
                         "names) and plot FPS against inference cost")
     p.add_argument("--timeline", action="store_true",
                    help="record a per-cycle timeline in the SEED runs "
-                        "(transport.timeline=true) and print where each cycle goes "
+                        "(timeline=true) and print where each cycle goes "
                         "(seed timeline)")
     p.set_defaults(fn=cmd_compare)
 
@@ -126,7 +127,7 @@ def register(subparsers) -> None:
 
     p = subparsers.add_parser(
         "timeline", help="where each cycle of a lock-step SEED run went (a run recorded with "
-                         "--set transport.timeline=true)")
+                         "--set timeline=true)")
     p.add_argument("run_dir", metavar="RUN_DIR", help="the run directory")
     p.add_argument("--skip-first", type=_fraction, default=0.1, metavar="FRACTION",
                    help="leave out this share of the recorded batches at the start "

@@ -30,7 +30,6 @@ facts, mode, seconds, config, and the roofline fractions when
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 import os
@@ -40,38 +39,21 @@ import sys
 import time
 from pathlib import Path
 
+from seed.bench.ceilings import ceiling_fractions, roofline_path
 from seed.bench.procmon import TreeCPUMonitor
 from seed.metrics.cpu import usable_cores
 from seed.config import Config, ConfigError, make_config
-from seed.results.bench import load_roofline
+from seed.results.compare import RUN_COLUMNS, write_runs
 from seed.results.files import ResultsError
 from seed.results.run_dirs import read_metrics
 from seed.results.steady import STEADY_STEP_WEIGHTED, steady_state, warmup_index
-from seed.runtime.seed_arch import transport as seed_transport
 
 # One run per entry, in this order: SEED first and last brackets IMPALA in time.
 SCHEDULE = (("seed", 1), ("impala", 1), ("seed", 2))
 
-COLUMNS = ["run", "arch", "rc", "steady", "warmup_s", "window_s", "fps", "learner_fps",
-           "inference_batch_size", "learner_inference_ms", "actor_inference_ms",
-           "action_latency_p50_ms", "action_latency_p99_ms",
-           "parameter_pull_ms", "cpu_util", "learner_cpu_util", "cpu_util_run",
-           "frames_per_cpu_s", "env_frames",
-           "wall_s", "run_dir"]
-
 HUGE_FRAMES = 10 ** 15  # the wall-clock budget stops a compare run, never this
 STARTUP_ALLOWANCE_S = 300.0  # a run that takes its config.seconds + this is killed
 WARMUP_CAP_S = 240.0  # budget=steady: longest warm-up a run may take
-
-
-def roofline_path(env: str, network: str, cpu_idle_poll: bool = False,
-                  compute_dtype: str = "float32") -> Path:
-    """Where ``seed roofline`` writes, and ``seed compare`` reads, the roofline of an env
-    and network (measured with idle cores polling, or in another compute dtype than
-    float32: its own file, as compares run so)."""
-    suffix = ("-idlepoll" if cpu_idle_poll else "") + (
-        "" if compute_dtype == "float32" else f"-{compute_dtype}")
-    return Path("results") / "roofline" / f"{env.replace(':', '_')}_{network}{suffix}.json"
 
 
 def default_dir(config: Config) -> Path:
@@ -146,43 +128,61 @@ def run_one(config_path: Path, run_seconds: float, arch: str, run_dir: Path, sec
            "--arch", arch, "--logdir", str(run_dir), "--no-progress", *extra_args]
     run_dir.mkdir(parents=True, exist_ok=True)
     log_path = run_dir.parent / f"{run_dir.name}.log"
-    env = dict(os.environ, PYTHONUNBUFFERED="1", TF_CPP_MIN_LOG_LEVEL="2")
     echo(f"[compare] {run_dir.name}: {arch}, {seconds:g}s "
          f"{'of steady state' if budget == 'steady' else 'in all'} -> {run_dir}")
     t0 = time.monotonic()
-    deadline = t0 + run_seconds + STARTUP_ALLOWANCE_S
+    stop_when_steady = seconds if budget == "steady" else None
     with open(log_path, "wb") as logf:
         proc = subprocess.Popen(cmd, stdout=logf, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, env=env)
+                                stdin=subprocess.DEVNULL, env=dict(
+                                    os.environ, PYTHONUNBUFFERED="1", TF_CPP_MIN_LOG_LEVEL="2"))
         monitor = TreeCPUMonitor(proc.pid, run_dir / "metrics.csv").start()
         try:
-            rc = None
-            while rc is None:
-                try:
-                    rc = proc.wait(timeout=0.5)
-                except subprocess.TimeoutExpired:
-                    if time.monotonic() > deadline:
-                        _terminate(proc)
-                        rc = "timeout"
-                    elif budget == "steady" and \
-                            _steady_span(run_dir / "metrics.csv", train) >= seconds:
-                        _terminate(proc)  # clean stop; exits 0
-                        rc = proc.returncode
-        except BaseException:  # Ctrl-C: stop the run cleanly, then give up
-            _terminate(proc)
-            raise
+            rc = _wait(proc, t0 + run_seconds + STARTUP_ALLOWANCE_S, run_dir / "metrics.csv",
+                       train, stop_when_steady)
         finally:
             monitor.stop()
-    wall = time.monotonic() - t0
-    row = {c: None for c in COLUMNS}
-    row.update(run=run_dir.name, arch=arch, rc=rc, wall_s=wall, run_dir=str(run_dir),
-               command=cmd, log=str(log_path))
-    metrics = run_dir / "metrics.csv"
+    row = {c: None for c in RUN_COLUMNS}
+    row.update(run=run_dir.name, arch=arch, rc=rc, wall_s=time.monotonic() - t0,
+               run_dir=str(run_dir), command=cmd, log=str(log_path))
+    _steady_figures(row, run_dir / "metrics.csv", arch, train, monitor, cores, echo)
+    add_derived(row, cores)
+    if rc != 0:
+        tail = log_path.read_text(errors="replace").strip().splitlines()[-1:] or ["(no output)"]
+        echo(f"[compare] {run_dir.name} failed (exit {rc}): {tail[0]}  (log: {log_path})")
+    return row
+
+
+def _wait(proc: subprocess.Popen, deadline: float, metrics: Path, train: bool,
+          stop_when_steady: float | None):
+    """The run's exit code once it ends, or once it is stopped: at ``deadline`` ("timeout"),
+    or cleanly after ``stop_when_steady`` seconds of steady state (None: never)."""
+    try:
+        while True:
+            try:
+                return proc.wait(timeout=0.5)
+            except subprocess.TimeoutExpired:
+                if time.monotonic() > deadline:
+                    _terminate(proc)
+                    return "timeout"
+                if stop_when_steady is not None and \
+                        _steady_span(metrics, train) >= stop_when_steady:
+                    _terminate(proc)  # clean stop; exits 0
+                    return proc.returncode
+    except BaseException:  # Ctrl-C: stop the run cleanly, then give up
+        _terminate(proc)
+        raise
+
+
+def _steady_figures(row: dict, metrics: Path, arch: str, train: bool,
+                    monitor: TreeCPUMonitor, cores: int, echo) -> None:
+    """Into ``row``: the run's steady-state figures and the CPU its process tree (and its
+    learner alone) used over them, else over the whole run."""
     if metrics.exists():
         try:
             m = read_metrics(metrics, arch)
         except ResultsError as e:  # the run logged nothing, or broke off mid-row
-            echo(f"[compare] {run_dir.name}: no steady-state figures: {e}")
+            echo(f"[compare] {metrics.parent.name}: no steady-state figures: {e}")
             row["steady"] = False
         else:
             s = steady_state(m, train)
@@ -198,11 +198,6 @@ def run_one(config_path: Path, run_seconds: float, arch: str, run_dir: Path, sec
     if row["cpu_util"] is None:
         row["cpu_util"] = row["cpu_util_run"]
         row["learner_cpu_util"] = monitor.utilisation(cores=cores, root_only=True)
-    add_derived(row, cores)
-    if rc != 0:
-        tail = log_path.read_text(errors="replace").strip().splitlines()[-1:] or ["(no output)"]
-        echo(f"[compare] {run_dir.name} failed (exit {rc}): {tail[0]}  (log: {log_path})")
-    return row
 
 
 def add_derived(row: dict, cores: int) -> dict:
@@ -237,61 +232,6 @@ def summarise(rows: list[dict]) -> dict:
     out["frames_per_cpu_s_ratio"] = seed_eff / impala_eff if seed_eff and impala_eff else None
     if len(seed_fps) == 2 and None not in seed_fps and seed_mean:
         out["seed_drift"] = (seed_fps[1] - seed_fps[0]) / seed_mean
-    return out
-
-
-def full_network_kwargs(network: str, kwargs: dict) -> dict:
-    """``kwargs`` with the network class's defaults filled in (so {} == the defaults)."""
-    import inspect
-
-    from seed.networks import REGISTRY, network_class
-    out = {}
-    if network in REGISTRY:
-        cls = network_class(network)
-        for name, p in inspect.signature(cls.__init__).parameters.items():
-            if p.default is not inspect.Parameter.empty and name not in ("head", "name"):
-                out[name] = p.default
-    out.update(kwargs)
-    return json.loads(json.dumps(out, default=list))  # tuples and lists compare equal
-
-
-def ceiling_fractions(path: Path, mode: str, summary: dict, config: dict) -> dict | None:
-    """What compare.json keeps under ``roofline``: this compare's mean FPS of each
-    architecture as a fraction of the ceiling the roofline file at ``path`` gives for
-    ``mode``, and which of the compare's settings the roofline was measured otherwise
-    with. None when there is no roofline file; ``error`` (one line) when it is damaged."""
-    if not path.exists():
-        return None
-    try:
-        roof = load_roofline(path)
-    except ResultsError as e:
-        return {"path": str(path), "error": str(e)}
-    ceilings = roof["ceilings"]
-    out = {"path": str(path), "mode": mode, "roofline_config": roof.get("config", {})}
-    mismatched = [k for k in ("actors", "envs_per_actor", "unroll_length", "batch_size")
-                  if k in roof.get("config", {}) and roof["config"][k] != config.get(k)]
-    if bool(roof.get("config", {}).get("cpu_idle_poll")) != bool(config.get("cpu_idle_poll")):
-        mismatched.append("cpu_idle_poll")  # rooflines before it existed measured without
-    if roof.get("network") != config.get("network") or \
-            full_network_kwargs(roof.get("network", ""), roof.get("network_kwargs") or {}) != \
-            full_network_kwargs(config.get("network", ""), config.get("network_kwargs") or {}):
-        mismatched.append("network_kwargs")
-    out["mismatched"] = mismatched
-    for arch, fps in (("seed", summary["seed_fps_mean"]), ("impala", summary["impala_fps"])):
-        ceiling = ceilings.get(f"{arch}_{mode}")
-        out[f"{arch}_ceiling_fps"] = ceiling
-        out[f"{arch}_fraction"] = (fps / ceiling) if (fps and ceiling) else None
-    # SEED's bound when its steps take turns (seed/bench/roofline.py): it holds for a serve
-    # run of that schedule only.
-    lockstep, fps = roof.get("seed_lockstep_serve"), summary["seed_fps_mean"]
-    if mode == "serve" and lockstep and \
-            seed_transport.serve_runs_in_lockstep(make_config(**config)):
-        out["seed_lockstep_fps"] = lockstep["frames_per_s"]
-        out["seed_lockstep_fraction"] = fps / lockstep["frames_per_s"] if fps else None
-        turns = lockstep.get("turns")  # the same turns run for real (rooflines that have it)
-        if turns:
-            out["seed_turns_fps"] = turns["with_data_path_frames_per_s"]
-            out["seed_turns_fraction"] = fps / out["seed_turns_fps"] if fps else None
     return out
 
 
@@ -331,59 +271,69 @@ def format_table(rows: list[dict], summary: dict, roof: dict | None, mode: str) 
             + ("" if r["steady"] else "  (no steady window)")
             + ("" if r["rc"] == 0 else f"  FAILED (exit {r['rc']})"))
     ratio = summary["fps_ratio"]
+    drift = summary["seed_drift"]
     lines.append(f"SEED/IMPALA FPS ratio (mean of the SEED runs / IMPALA): "
                  f"{_fmt(ratio, '.2f')}; SEED drift run 1 -> 2: "
-                 f"{_fmt(None if summary['seed_drift'] is None else 100 * summary['seed_drift'], '+.1f')}%")
+                 f"{_fmt(None if drift is None else 100 * drift, '+.1f')}%")
     lines.append(f"SEED/IMPALA frames per CPU-second of the process tree: "
                  f"{_fmt(summary.get('frames_per_cpu_s_ratio'), '.2f')} (less sensitive to "
                  "other load on the machine than the FPS ratio)")
     if roof and "error" not in roof:
-        parts = []
-        for arch in ("seed", "impala"):
-            c, f = roof.get(f"{arch}_ceiling_fps"), roof.get(f"{arch}_fraction")
-            parts.append(f"{arch} {_fmt(f and 100 * f, '.0f')}% of {_fmt(c, ',.0f')}")
-        note = (f" (roofline measured with different {', '.join(roof['mismatched'])})"
-                if roof["mismatched"] else "")
-        lines.append(f"of the {mode} roofline ceiling ({roof['path']}): "
-                     + "; ".join(parts) + note)
-        if roof.get("seed_lockstep_fps"):
-            lines.append(f"seed: {_percent(roof['seed_lockstep_fraction'])}% of "
-                         f"{roof['seed_lockstep_fps']:,.0f}, its bound with simulation, "
-                         "inference and data path in turn")
-        if roof.get("seed_turns_fps"):
-            lines.append(f"seed: {_percent(roof['seed_turns_fraction'])}% of "
-                         f"{roof['seed_turns_fps']:,.0f}, the same turns run for real "
-                         "without SEED (seed/bench/turns.py), plus the data path")
+        lines += _roofline_lines(roof, mode)
     return "\n".join(lines)
 
 
-def write_csv(path: Path, rows: list[dict], columns: list[str]) -> None:
-    with open(path, "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(columns)
-        for r in rows:
-            w.writerow(["" if r.get(c) is None else
-                        (f"{r[c]:.6g}" if isinstance(r[c], float) else r[c]) for c in columns])
+def _roofline_lines(roof: dict, mode: str) -> list[str]:
+    """The compare's shares of the roofline's ceilings and of SEED's lock-step bounds."""
+    parts = []
+    for arch in ("seed", "impala"):
+        c, f = roof.get(f"{arch}_ceiling_fps"), roof.get(f"{arch}_fraction")
+        parts.append(f"{arch} {_fmt(f and 100 * f, '.0f')}% of {_fmt(c, ',.0f')}")
+    note = (f" (roofline measured with different {', '.join(roof['mismatched'])})"
+            if roof["mismatched"] else "")
+    lines = [f"of the {mode} roofline ceiling ({roof['path']}): " + "; ".join(parts) + note]
+    if roof.get("seed_lockstep_fps"):
+        lines.append(f"seed: {_percent(roof['seed_lockstep_fraction'])}% of "
+                     f"{roof['seed_lockstep_fps']:,.0f}, its bound with simulation, "
+                     "inference and data path in turn")
+    if roof.get("seed_turns_fps"):
+        lines.append(f"seed: {_percent(roof['seed_turns_fraction'])}% of "
+                     f"{roof['seed_turns_fps']:,.0f}, the same turns run for real "
+                     "without SEED (seed/bench/turns.py), plus the data path")
+    return lines
 
 
-def timeline_of(row: dict) -> dict:
-    """``seed timeline`` of a SEED run's directory (also written there as timeline.json),
-    or ``{"error": one line}``."""
+def timeline_of(row: dict):
+    """``seed timeline`` of a SEED run's directory (a
+    :class:`~seed.results.timeline.Timeline`, also written there as timeline.json), or the
+    one line that says why there is none."""
     from seed.bench import timeline
+    from seed.results.timeline import write_timeline
     try:
         summary = timeline.analyse(row["run_dir"])
     except timeline.TimelineError as e:
-        return {"error": str(e)}
-    timeline.write_summary(row["run_dir"], summary)
+        return str(e)
+    write_timeline(row["run_dir"], summary)
     return summary
 
 
-def format_timelines(rows: list[dict]) -> str:
-    from seed.bench.timeline import format_summary
-    return "\n\n".join(f"[{r['run']}] " + (f"no timeline: {r['timeline']['error']}"
-                                          if "error" in r["timeline"]
-                                          else format_summary(r["timeline"]))
-                        for r in rows if r.get("timeline") is not None)
+def format_timelines(timelines: dict) -> str:
+    """Each run's timeline (``{run: Timeline or why none}``) as the terminal shows it."""
+    return "\n\n".join(f"[{run}] " + (f"no timeline: {t}" if isinstance(t, str) else t.format())
+                        for run, t in timelines.items())
+
+
+def _base_config_file(out_dir: Path, values: dict) -> Path:
+    """``out_dir/base_config.json``, written with ``values`` (what every run starts from);
+    ``out_dir`` is made, and refused if it holds compare runs already."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    existing = [f"{a}-{i}" for a, i in SCHEDULE if (out_dir / f"{a}-{i}").exists()]
+    if existing:
+        raise ConfigError(f"{out_dir} already holds compare runs ({', '.join(existing)}); "
+                          "give another --logdir")
+    config_path = out_dir / "base_config.json"
+    config_path.write_text(json.dumps(values, indent=2))
+    return config_path
 
 
 def run_compare(config: Config, mode: str, seconds: float, out_dir: Path,
@@ -391,7 +341,7 @@ def run_compare(config: Config, mode: str, seconds: float, out_dir: Path,
                 echo=print, budget: str = "steady", timeline: bool = False) -> dict:
     """Three runs (SEED, IMPALA, SEED) into ``out_dir``; returns what compare.json holds.
 
-    ``timeline`` (or ``transport.timeline`` set in ``config``): the SEED runs record a
+    ``timeline`` (or ``timeline`` set in ``config``): the SEED runs record a
     per-cycle timeline, and each SEED row gets its ``seed timeline`` summary under
     ``timeline``; the returned ``table`` ends with their breakdowns."""
     from seed.metrics.cpu_facts import with_effective_compute_dtype
@@ -400,23 +350,19 @@ def run_compare(config: Config, mode: str, seconds: float, out_dir: Path,
     config = with_effective_compute_dtype(config, echo)  # its runs' and its roofline's
     values = base_config(config, mode, seconds, log_interval_s, budget)
     check_runnable(values["env"], values.get("env_kwargs") or {}, values["network"])
-    out_dir.mkdir(parents=True, exist_ok=True)
-    existing = [f"{a}-{i}" for a, i in SCHEDULE if (out_dir / f"{a}-{i}").exists()]
-    if existing:
-        raise ConfigError(f"{out_dir} already holds compare runs ({', '.join(existing)}); "
-                          "give another --logdir")
-    config_path = out_dir / "base_config.json"
-    config_path.write_text(json.dumps(values, indent=2))
+    config_path = _base_config_file(out_dir, values)
     cores = usable_cores()
-    timeline = timeline or bool(values["transport"].get("timeline"))
-    rows = []
+    timeline = timeline or bool(values.get("timeline"))
+    rows, timelines = [], {}
     for arch, i in SCHEDULE:
         recorded = timeline and arch == "seed"  # IMPALA has no lock-step cycle to time
         rows.append(run_one(config_path, values["seconds"], arch, out_dir / f"{arch}-{i}",
                             seconds, mode == "train", cores, echo, budget,
-                            ("--set", "transport.timeline=true") if recorded else ()))
+                            ("--set", "timeline=true") if recorded else ()))
         if recorded:
-            rows[-1]["timeline"] = timeline_of(rows[-1])
+            found = timelines[rows[-1]["run"]] = timeline_of(rows[-1])
+            rows[-1]["timeline"] = {"error": found} if isinstance(found, str) else \
+                found.to_json()
     summary = summarise(rows)
     roof = ceiling_fractions(roofline_path(values["env"], values["network"],
                                            bool(values.get("cpu_idle_poll")),
@@ -430,9 +376,9 @@ def run_compare(config: Config, mode: str, seconds: float, out_dir: Path,
                              + " (see seed/results/steady.py, steady_state)",
         "runs": rows, **summary, "roofline": roof,
     }
-    write_csv(out_dir / "compare.csv", rows, COLUMNS)
+    write_runs(out_dir / "compare.csv", rows)
     (out_dir / "compare.json").write_text(json.dumps(result, indent=2, default=str))
     result["table"] = format_table(rows, summary, roof, mode)
     if timeline:
-        result["table"] += "\n\n" + format_timelines(rows)
+        result["table"] += "\n\n" + format_timelines(timelines)
     return result

@@ -157,6 +157,13 @@ def measure_data_path(config, agent, env_spec, seconds: float) -> dict:
         service.close()
         core.stop()
         server.stop(0)
+    return _summary(results, int(config.actors), k, seconds, frames_per_step, learner_cpu)
+
+
+def _summary(results: list[dict], actors: int, envs_per_actor: int, seconds: float,
+             frames_per_step: int, learner_cpu: float) -> dict:
+    """The clients' results and the learner's CPU as the measurement; RuntimeError for a
+    client's error or a window no step went through."""
     errors = [r["error"] for r in results if "error" in r]
     if errors:
         raise RuntimeError("; ".join(errors))
@@ -165,7 +172,7 @@ def measure_data_path(config, agent, env_spec, seconds: float) -> dict:
     rtts = np.concatenate([r["rtt_ms"] for r in results])
     if frames == 0:
         raise RuntimeError("no step went through the data path in the measured window")
-    return {"actors": int(config.actors), "envs_per_actor": k, "seconds": seconds,
+    return {"actors": actors, "envs_per_actor": envs_per_actor, "seconds": seconds,
             "frames_per_s": frames / seconds,
             "learner_cpu_s_per_frame": learner_cpu / frames,
             "actor_cpu_s_per_frame": actor_cpu / frames,

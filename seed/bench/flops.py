@@ -10,15 +10,14 @@ microseconds per frame are; a train step's over the frames it trains on.
 
 Achieved FLOP/s is a call's (or a train step's) FLOPs over its wall time; its share of the
 peak is against every usable core's peak for the dtype the call computed in
-(:func:`seed.metrics.cpu_facts.peak_flops`; docs/performance.md derives it). A roofline
-file from before FLOPs were counted has no ``flops``: its cells say "not measured".
+(:func:`seed.metrics.cpu_facts.peak_flops`; docs/performance.md derives it). The
+roofline's type shows them (:mod:`seed.results.roofline`: the FLOPs rows, "not measured" in
+a file from before FLOPs were counted).
 """
 
 from __future__ import annotations
 
 import numpy as np
-
-NOT_MEASURED = "not measured"
 
 
 def count(agent, config, observation_space) -> dict:
@@ -63,66 +62,3 @@ def achieved(counts: dict, config, frames_per_step: int, cores: int, inference: 
         out["train_per_frame"] = counts["train_step"] / frames
         out["training"] = rate(counts["train_step"], training["wall_s_per_step"], train_dtype)
     return out
-
-
-# -- text, for the roofline's printout and the report ---------------------------------------
-
-def _si(flops) -> str:
-    for scale, unit in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if flops >= scale:
-            return f"{flops / scale:,.3g} {unit}"
-    return f"{flops:,.0f} "
-
-
-def _rate_text(m: dict | None) -> str:
-    if not m:
-        return NOT_MEASURED
-    share = m.get("share_of_peak")
-    return (f"{_si(m['flops_per_s'])}FLOP/s {m['dtype']}, "
-            + (f"{100 * share:.2g}% of peak" if share is not None else "no peak for it"))
-
-
-def per_frame_text(roof: dict) -> str:
-    """FLOPs per frame of inference and of the train step."""
-    f = roof.get("flops")
-    if not f:
-        return NOT_MEASURED
-    train = (f"{_si(f['train_per_frame'])}FLOP" if f.get("train_per_frame") is not None
-             else NOT_MEASURED)
-    return f"inference {_si(f['inference_per_frame'])}FLOP, train step {train}"
-
-
-def inference_text(roof: dict, batch: str) -> str | None:
-    """Achieved FLOP/s of inference at ``batch`` and its share of the peak; None where the
-    roofline timed no inference at that batch."""
-    if batch not in (roof.get("inference") or {}):
-        return None
-    return _rate_text(((roof.get("flops") or {}).get("inference") or {}).get(batch))
-
-
-def training_text(roof: dict) -> str:
-    """Achieved FLOP/s of the train step and its share of the peak."""
-    return _rate_text((roof.get("flops") or {}).get("training"))
-
-
-def peak_text(roof: dict) -> str:
-    """The CPU, its peak per dtype and the dtype the roofline computed in."""
-    f = roof.get("flops")
-    if not f:
-        return NOT_MEASURED
-    p, cpu = f["peak"], f["cpu"]
-    bf16 = f"{_si(p['bfloat16'])}FLOP/s ({p['bfloat16_unit']})" if p.get("bfloat16") else "none"
-    return (f"{cpu['model_name']}, {p['physical_cores']} cores at {p['clock_ghz']:.2f} GHz, "
-            f"{p['vector_bits']}-bit x {p['fma_units_per_core']} FMA: float32 "
-            f"{_si(p['float32'])}FLOP/s, bfloat16 {bf16}; computed in {f['compute_dtype']}")
-
-
-def format_lines(roof: dict) -> list[str]:
-    """The roofline printout's lines on FLOPs."""
-    if not roof.get("flops"):
-        return [f"  FLOPs: {NOT_MEASURED}"]
-    lines = [f"  FLOPs per frame: {per_frame_text(roof)}", f"  peak: {peak_text(roof)}"]
-    for b in sorted(roof["flops"]["inference"], key=int):
-        lines.append(f"  FLOP/s, inference batch {int(b):>4}: {inference_text(roof, b)}")
-    lines.append(f"  FLOP/s, train step: {training_text(roof)}")
-    return lines

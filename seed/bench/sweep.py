@@ -17,7 +17,7 @@ impala_resnet         medium     impala_resnet, channels=[16, 32, 32] (IMPALA's 
 Any registered network name (``nature_cnn``, ``impala_resnet`` ...) may be given as
 well and is used with its default kwargs. For each size the full compare (SEED,
 IMPALA, SEED) runs into ``DIR/<name>/``; then, with no run active, the per-sample
-inference cost of each network is measured (:func:`seed.bench.roofline.measure_inference`:
+inference cost of each network is measured (:func:`seed.bench.costs.measure_inference`:
 CPU seconds of ``agent.infer`` per env at batch 1, at envs_per_actor (an IMPALA
 actor's batch) and at the SEED batch). ``DIR/sweep.csv`` has one row per size and
 ``DIR/sweep.png`` plots FPS and frames per CPU-second against the inference cost at
@@ -31,8 +31,9 @@ import json
 import math
 from pathlib import Path
 
-from seed.bench.compare import run_compare, write_csv
+from seed.bench.compare import run_compare
 from seed.config import Config, ConfigError
+from seed.results.sweep import write_sizes
 
 _MLP = {"small": ("mlp", {"hidden_sizes": [64, 64]}),
         "medium": ("mlp", {"hidden_sizes": [512, 512]}),
@@ -41,13 +42,6 @@ _ATARI = {"small": ("nature_cnn", {}),
           "medium": ("impala_resnet", {"channels": [16, 32, 32]}),
           "large": ("impala_resnet", {"channels": [32, 64, 64], "fc_size": 512})}
 PRESETS = {"mlp": _MLP, "nature_cnn": _ATARI, "impala_resnet": _ATARI}
-
-SWEEP_COLUMNS = ["size", "network", "network_kwargs", "parameters",
-                 "inf_cpu_us_per_sample_b1", "inf_cpu_us_per_sample_actor_batch",
-                 "inf_cpu_us_per_sample_seed_batch", "seed_fps", "impala_fps", "fps_ratio",
-                 "seed_drift", "seed_cpu_util", "impala_cpu_util", "seed_frames_per_cpu_s",
-                 "impala_frames_per_cpu_s", "frames_per_cpu_s_ratio", "compare_dir"]
-
 
 def resolve(name: str, base_network: str) -> tuple[str, dict]:
     """(network, network_kwargs) for a size name or a registered network name."""
@@ -74,13 +68,13 @@ def parse_sizes(text: str, base_network: str) -> list[tuple[str, str, dict]]:
 
 def inference_costs(config: Config, seconds: float) -> dict:
     """CPU seconds per sample of agent.infer at batch 1, envs_per_actor and the SEED batch."""
-    from seed.bench.roofline import build_agent, measure_inference
-    from seed.runtime.seed_arch import transport as seed_transport
+    from seed.bench.costs import build_agent, measure_inference
+    from seed.runtime.seed_arch import sizing
     agent, spec = build_agent(config)
     obs_space, frames_per_step = spec.observation_space, spec.frames_per_step
     out = {"parameters": int(sum(int(v.shape.num_elements()) for v in agent.parameters()))}
     for key, b in (("b1", 1), ("actor_batch", config.envs_per_actor),
-                   ("seed_batch", seed_transport.inference_batch_size(config))):
+                   ("seed_batch", sizing.inference_batch_size(config))):
         m = measure_inference(agent, obs_space, b, seconds, frames_per_step)
         out[key] = m["cpu_s_per_sample"]
     return out
@@ -120,7 +114,7 @@ def run_sweep(config: Config, sizes_text: str, mode: str, seconds: float, out_di
             "impala_frames_per_cpu_s": res["impala_frames_per_cpu_s"],
             "frames_per_cpu_s_ratio": res["frames_per_cpu_s_ratio"],
             "compare_dir": str(out_dir / name)})
-    write_csv(out_dir / "sweep.csv", rows, SWEEP_COLUMNS)
+    write_sizes(out_dir / "sweep.csv", rows)
     title = (f"{config.env}, {config.actors} actors x {config.envs_per_actor} envs, "
              f"{seconds:g}s per run, {mode}; {results[0][2]['cores']}-core CPU")
     import pandas as pd

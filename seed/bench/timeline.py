@@ -1,6 +1,6 @@
 """``seed timeline RUN_DIR``: where each cycle of a lock-step SEED run goes.
 
-Reads what a run recorded with ``transport.timeline: true`` (:mod:`seed.metrics.timeline`):
+Reads what a run recorded with ``timeline: true`` (:mod:`seed.metrics.timeline`):
 the learner's stamps per request and per batch, and each actor's per env-group step. In
 lock-step (one stream per actor, one batch of every env) every batch holds one request of
 each actor. A *cycle* runs from one batch's release to the inference thread to the next
@@ -12,7 +12,8 @@ one the learner waited for, so the cycle's critical path runs through its actor:
     stepped -> request on the stream's queue -> the learner took it off the stream ->
     decoded -> handed to the batcher -> next batch released
 
-Its 12 segments (:data:`SEGMENTS`) are differences of consecutive stamps, so in a matched
+Its 12 segments (:data:`seed.results.timeline.SEGMENTS`, each between the two stamps
+:data:`SPANS` names) are differences of consecutive stamps, so in a matched
 cycle they add up to the cycle; the summary prints that check, and beside it the mean interval
 of every batch in the window, matched or not, to show how typical the matched cycles are.
 Off that path: how long the first request of a batch waited for the last (gathering), the
@@ -37,39 +38,29 @@ import numpy as np
 
 from seed.metrics import timeline as rec
 from seed.results.files import ResultsError
+from seed.results.timeline import OFF_PATH, SEGMENTS, Spread, Timeline
 
 
 class TimelineError(ResultsError):
     """A run directory's timeline is missing, foreign or damaged; the message is one line."""
 
 
-# (name, what it spans): the critical path of a cycle, in order.
-SEGMENTS = (
-    ("pre-inference", "learner: batch released -> agent.infer called"),
-    ("inference", "learner: agent.infer"),
-    ("post-inference", "learner: actions out -> reply handed to the streams"),
-    ("reply hand-off", "learner: reply handed over -> the stream's thread woke"),
-    ("reply encode", "learner: stream thread woke -> reply yielded to gRPC"),
-    ("reply transit", "learner yielded -> actor has the actions (gRPC both ways)"),
-    ("actor sim", "actor: stepping its envs"),
-    ("actor encode+send", "actor: envs stepped -> request put on the stream's queue"),
-    ("request transit", "actor's queue -> learner took it off the stream (gRPC)"),
-    ("decode", "learner: request checked and decoded"),
-    ("pre-submit", "learner: stream claim, stats, episodes -> handed to the batcher"),
-    ("batcher wake-up", "learner: last request handed over -> next batch released"),
-)
-
-OFF_PATH = (
-    ("gathering", "first request of a batch off its stream -> last (the early actor waits)"),
-    ("post-reply bookkeeping", "learner inference thread after the reply: steps counted, "
-                               "unrolls extended"),
-    ("bookkeeping during sim", "of that, while the critical actor stepped its envs"),
-    ("inference thread busy", "batch released -> bookkeeping done"),
-    ("sim, every actor", "each actor's env step, critical or not"),
-)
-
-#: What :func:`write_summary` writes into the run directory (the report reads it).
-SUMMARY_FILE = "timeline.json"
+#: Each critical-path segment (:data:`SEGMENTS`, in order) as the two stamps it runs between;
+#: each starts at the stamp the one before it ends at, so a cycle's segments add up to it.
+SPANS = {
+    "pre-inference": ("batch released", "infer called"),
+    "inference": ("infer called", "infer returned"),
+    "post-inference": ("infer returned", "reply handed over"),
+    "reply hand-off": ("reply handed over", "stream woke"),
+    "reply encode": ("stream woke", "reply yielded"),
+    "reply transit": ("reply yielded", "actor received"),
+    "actor sim": ("actor received", "actor stepped"),
+    "actor encode+send": ("actor stepped", "request put"),
+    "request transit": ("request put", "request in"),
+    "decode": ("request in", "request decoded"),
+    "pre-submit": ("request decoded", "request submitted"),
+    "batcher wake-up": ("request submitted", "next batch released"),
+}
 
 _LEARNER_ARRAYS = ("request_index", "request_t", "request_actor", "request_key",
                    "request_batch", "batch_index", "batch_t", "batch_rows")
@@ -82,7 +73,7 @@ def _load(path: Path, kind: str, arrays: tuple[str, ...]) -> tuple[dict, dict]:
     """(meta, arrays) of a timeline file, or TimelineError naming it and what is wrong."""
     if not path.is_file():
         raise TimelineError(f"{path}: missing (record a timeline with "
-                            "--set transport.timeline=true; SEED runs only)")
+                            "--set timeline=true; SEED runs only)")
     try:
         with np.load(path, allow_pickle=False) as f:
             data = {k: f[k] for k in f.files}
@@ -130,13 +121,12 @@ def load(run_dir) -> tuple[dict, dict, list[tuple[dict, dict]]]:
 
 # -- matching -----------------------------------------------------------------------------
 
-def _stats(values) -> dict:
+def _spread(values) -> Spread:
     """mean, p50, p90 (ms) of seconds ``values``."""
     v = np.asarray(values, float) * 1000.0
     if not v.size:
-        return {"mean_ms": None, "p50_ms": None, "p90_ms": None}
-    return {"mean_ms": float(v.mean()), "p50_ms": float(np.percentile(v, 50)),
-            "p90_ms": float(np.percentile(v, 90))}
+        return Spread(None)
+    return Spread(float(v.mean()), float(np.percentile(v, 50)), float(np.percentile(v, 90)))
 
 
 def _overlap(a0, a1, b0, b1) -> float:
@@ -172,188 +162,148 @@ class _ActorSteps:
         return t[j, 0], t[j, 1], t[j, 2], int(task[j])
 
 
+class _Requests:
+    """The learner's requests: their stamps (``t``, one column per
+    :data:`seed.metrics.timeline.REQUEST_FIELDS`), stream keys, each one's predecessor on
+    its stream (-1: none recorded) and the requests of each batch."""
+
+    def __init__(self, learner: dict):
+        self.t, self.key = learner["request_t"], learner["request_key"]
+        self.previous = np.full(len(self.key), -1)
+        for k in np.unique(self.key):
+            sel = np.flatnonzero(self.key == k)
+            order = sel[np.argsort(self.t[sel, rec.IN], kind="stable")]
+            self.previous[order[1:]] = order[:-1]
+        self.of_batch: dict[int, list[int]] = {}
+        for i, b in enumerate(learner["request_batch"].tolist()):
+            if b >= 0:
+                self.of_batch.setdefault(b, []).append(i)
+
+    def lockstep(self, batch: int, following: int, streams: int) -> bool:
+        """Whether ``following`` is the next batch and each holds one request of every
+        stream, the second's each following one of the first's."""
+        mine, theirs = self.of_batch.get(batch, []), self.of_batch.get(following, [])
+        return (following == batch + 1 and len(mine) == streams and len(theirs) == streams
+                and len({int(self.key[i]) for i in theirs}) == streams
+                and all(self.previous[i] in mine for i in theirs))
+
+
+class _Cycle:
+    """One matched cycle: its segments (seconds, in :data:`SEGMENTS` order), its critical
+    actor, what ran off the critical path, the env rows of its batch."""
+
+    def __init__(self, stamps: dict, batch_stamps, task: int, ins, sims, rows: float):
+        wake, _, _, _, replied, done = batch_stamps
+        bounds = [(stamps[a], stamps[b]) for a, b in (SPANS[name] for name, _ in SEGMENTS)]
+        self.segments = np.array([b - a for a, b in bounds])
+        self.interval = stamps["next batch released"] - stamps["batch released"]
+        self.task, self.rows = task, rows
+        self.off = {"gathering": [ins.max() - ins.min()],
+                    "post-reply bookkeeping": [done - replied],
+                    "bookkeeping during sim": [_overlap(replied, done, stamps["actor received"],
+                                                        stamps["actor stepped"])],
+                    "inference thread busy": [done - wake], "sim, every actor": sims}
+        self.during = [_overlap(replied, done, a, b) for a, b in bounds]
+
+
+def _cycle(pos: int, learner: dict, requests: _Requests, steps: _ActorSteps,
+           streams: int) -> _Cycle | str:
+    """The cycle from the batch at ``pos`` to the next, or why it is skipped."""
+    batch_index, batch_t = learner["batch_index"], learner["batch_t"]
+    b, following = int(batch_index[pos]), int(batch_index[pos + 1])
+    if not requests.lockstep(b, following, streams):
+        return "not lock-step"
+    theirs, t = requests.of_batch[following], requests.t
+    submitted = t[theirs, rec.SUBMITTED]
+    if not np.isfinite(submitted).all():
+        return "incomplete stamps"
+    c = theirs[int(np.argmax(submitted))]  # the request the next batch waited for
+    p = requests.previous[c]
+    found = {i: steps.step_for(int(requests.key[i]), t[i, rec.IN]) for i in theirs}
+    if any(s is None for s in found.values()):
+        return "no actor step"
+    received, stepped, put, task = found[c]
+    stamps = dict(zip(("batch released", "infer called", "infer returned",
+                       "reply handed over"), batch_t[pos][:4]))
+    stamps.update({"stream woke": t[p, rec.WOKEN], "reply yielded": t[p, rec.YIELDED],
+                   "actor received": received, "actor stepped": stepped, "request put": put,
+                   "request in": t[c, rec.IN], "request decoded": t[c, rec.DECODED],
+                   "request submitted": t[c, rec.SUBMITTED],
+                   "next batch released": batch_t[pos + 1, 0]})
+    if not np.isfinite(list(stamps.values())).all() or not np.isfinite(batch_t[pos]).all():
+        return "incomplete stamps"
+    cycle = _Cycle(stamps, batch_t[pos], task, t[theirs, rec.IN],
+                   [s[1] - s[0] for s in found.values()], float(learner["batch_rows"][pos]))
+    if (cycle.segments < 0).any():  # a stamp before the one it follows: a mismatch
+        return "out of order"
+    return cycle
+
+
 def _window(n: int, skip_first: float, skip_last: float) -> tuple[int, int]:
     if not (0 <= skip_first < 1 and 0 <= skip_last < 1 and skip_first + skip_last < 1):
         raise ValueError("skip_first and skip_last are fractions that leave some batches")
     return math.ceil(n * skip_first), n - math.ceil(n * skip_last)
 
 
-def analyse(run_dir, skip_first: float = 0.1, skip_last: float = 0.05) -> dict:
-    """The summary of ``run_dir``'s timeline (what ``timeline.json`` holds)."""
-    meta, L, actors = load(run_dir)
+def _check_lockstep(run_dir, meta: dict) -> None:
     if not meta.get("lockstep"):
         raise TimelineError(
             f"{run_dir}: the run was not lock-step (actor_splits {meta.get('actor_splits')}, "
             f"inference batch {meta.get('inference_batch_size')} of "
             f"{meta.get('actors', 0) * meta.get('envs_per_actor', 0)} envs); "
             "seed timeline reads lock-step cycles only")
+
+
+def analyse(run_dir, skip_first: float = 0.1, skip_last: float = 0.05) -> Timeline:
+    """The summary of ``run_dir``'s timeline (what ``timeline.json`` holds)."""
+    meta, learner, actors = load(run_dir)
+    _check_lockstep(run_dir, meta)
     streams = int(meta["actors"]) * int(meta.get("actor_splits", 1))
-    steps = _ActorSteps(actors)
-
-    req_t, req_key, req_batch = L["request_t"], L["request_key"], L["request_batch"]
-    # the request before each one on its stream (-1: none recorded)
-    prev = np.full(len(req_key), -1)
-    for k in np.unique(req_key):
-        sel = np.flatnonzero(req_key == k)
-        order = sel[np.argsort(req_t[sel, rec.IN], kind="stable")]
-        prev[order[1:]] = order[:-1]
-    in_batch: dict[int, list[int]] = {}
-    for i, b in enumerate(req_batch.tolist()):
-        if b >= 0:
-            in_batch.setdefault(b, []).append(i)
-
-    batch_index, batch_t = L["batch_index"], L["batch_t"]
-    lo, hi = _window(len(batch_index), skip_first, skip_last)
+    requests, steps = _Requests(learner), _ActorSteps(actors)
+    n = len(learner["batch_index"])
+    lo, hi = _window(n, skip_first, skip_last)
     skipped = {"not lock-step": 0, "incomplete stamps": 0, "no actor step": 0,
                "out of order": 0}
-    segs, intervals, off, critical_tasks = [], [], {name: [] for name, _ in OFF_PATH}, []
-    during = []  # per cycle: the post-reply bookkeeping that ran in each segment's span
-    rows = []
+    cycles = []
     for pos in range(lo, hi - 1):
-        b, nxt = int(batch_index[pos]), int(batch_index[pos + 1])
-        mine, theirs = in_batch.get(b, []), in_batch.get(nxt, [])
-        if nxt != b + 1 or len(mine) != streams or len(theirs) != streams or \
-                len({int(req_key[i]) for i in theirs}) != streams or \
-                any(prev[i] not in mine for i in theirs):
-            skipped["not lock-step"] += 1
-            continue
-        submitted = req_t[theirs, rec.SUBMITTED]
-        if not np.isfinite(submitted).all():
-            skipped["incomplete stamps"] += 1
-            continue
-        c = theirs[int(np.argmax(submitted))]  # the request the next batch waited for
-        p = prev[c]
-        found = {i: steps.step_for(int(req_key[i]), req_t[i, rec.IN]) for i in theirs}
-        if any(s is None for s in found.values()):
-            skipped["no actor step"] += 1
-            continue
-        received, stepped, put, task = found[c]
-        wake, infer0, infer1, reply, replied, done = batch_t[pos]
-        chain = np.array([wake, infer0, infer1, reply, req_t[p, rec.WOKEN],
-                          req_t[p, rec.YIELDED], received, stepped, put, req_t[c, rec.IN],
-                          req_t[c, rec.DECODED], req_t[c, rec.SUBMITTED],
-                          batch_t[pos + 1, 0]])
-        if not np.isfinite(chain).all() or not np.isfinite(batch_t[pos]).all():
-            skipped["incomplete stamps"] += 1
-            continue
-        d = np.diff(chain)
-        if (d < 0).any():  # a stamp before the one it follows: a mismatch, never a cycle
-            skipped["out of order"] += 1
-            continue
-        segs.append(d)
-        intervals.append(chain[-1] - chain[0])
-        critical_tasks.append(task)
-        ins = req_t[theirs, rec.IN]
-        off["gathering"].append(ins.max() - ins.min())
-        off["post-reply bookkeeping"].append(done - replied)
-        off["bookkeeping during sim"].append(_overlap(replied, done, received, stepped))
-        during.append([_overlap(replied, done, chain[i], chain[i + 1])
-                       for i in range(len(SEGMENTS))])
-        off["inference thread busy"].append(done - wake)
-        off["sim, every actor"].extend(s[1] - s[0] for s in found.values())
-        rows.append(float(L["batch_rows"][pos]))
-
-    if not segs:
+        found = _cycle(pos, learner, requests, steps, streams)
+        if isinstance(found, str):
+            skipped[found] += 1
+        else:
+            cycles.append(found)
+    if not cycles:
         raise TimelineError(
-            f"{run_dir}: no lock-step cycle matched in batches {lo}..{hi} of "
-            f"{len(batch_index)} (skipped: "
+            f"{run_dir}: no lock-step cycle matched in batches {lo}..{hi} of {n} (skipped: "
             + ", ".join(f"{k} {v}" for k, v in skipped.items()) + ")")
-    segs = np.array(segs)
-    intervals = np.array(intervals)
+    window = learner["batch_t"][lo:hi, 0]
+    return _summary(run_dir, meta, cycles, skipped, n, {
+        "first": lo, "end": hi, "skip_first": skip_first, "skip_last": skip_last},
+        float(np.diff(window).mean()) * 1000.0 if len(window) > 1 else float("nan"))
+
+
+def _summary(run_dir, meta: dict, cycles: list[_Cycle], skipped: dict, batches: int,
+             window: dict, all_window_ms: float) -> Timeline:
+    segments = np.array([c.segments for c in cycles])
+    intervals = np.array([c.interval for c in cycles])
+    sums = segments.sum(axis=1)
+    tasks, counts = np.unique([c.task for c in cycles], return_counts=True)
     frames_per_step = int(meta.get("frames_per_step", 1))
-    window = batch_t[lo:hi, 0]
-    whole = float(np.diff(window).mean()) if len(window) > 1 else float("nan")
-    sums = segs.sum(axis=1)
-    tasks, counts = np.unique(critical_tasks, return_counts=True)
-    return {
-        "run_dir": str(run_dir),
-        "schedule": {k: meta.get(k) for k in ("actors", "envs_per_actor", "actor_splits",
-                                               "inference_batch_size", "train",
-                                               "frames_per_step")},
-        "cores": meta.get("cores"),
-        "batches_recorded": int(len(batch_index)),
-        "window": {"first": lo, "end": hi, "skip_first": skip_first, "skip_last": skip_last},
-        "cycles": int(len(segs)), "skipped": skipped,
-        "interval": _stats(intervals),
-        "interval_all_window_ms": whole * 1000.0,
-        "frames_per_s": float(np.mean(rows)) * frames_per_step / float(intervals.mean()),
-        "segments": [{"name": name, "what": what, **_stats(segs[:, i])}
-                     for i, (name, what) in enumerate(SEGMENTS)],
-        "check": {"sum_of_segments_ms": float(sums.mean() * 1000.0),
-                  "interval_ms": float(intervals.mean() * 1000.0),
-                  "max_abs_difference_ms": float(np.abs(sums - intervals).max() * 1000.0)},
-        "off_path": [{"name": name, "what": what, **_stats(off[name])}
-                     for name, what in OFF_PATH],
+    return Timeline(
+        run_dir=str(run_dir),
+        schedule={k: meta.get(k) for k in ("actors", "envs_per_actor", "actor_splits",
+                                           "inference_batch_size", "train", "frames_per_step")},
+        cores=meta.get("cores"), batches_recorded=batches, window=window,
+        cycles=len(cycles), skipped=skipped, interval=_spread(intervals),
+        interval_all_window_ms=all_window_ms,
+        frames_per_s=float(np.mean([c.rows for c in cycles])) * frames_per_step
+        / float(intervals.mean()),
+        segments={name: _spread(segments[:, i]) for i, (name, _) in enumerate(SEGMENTS)},
+        check={"sum_of_segments_ms": float(sums.mean() * 1000.0),
+               "interval_ms": float(intervals.mean() * 1000.0),
+               "max_abs_difference_ms": float(np.abs(sums - intervals).max() * 1000.0)},
+        off_path={name: _spread([v for c in cycles for v in c.off[name]])
+                  for name, _ in OFF_PATH},
         # mean ms of post-reply bookkeeping that ran within each critical-path segment
-        "bookkeeping_during_ms": {name: float(v * 1000.0) for (name, _), v in
-                                  zip(SEGMENTS, np.mean(during, axis=0))},
-        "critical_actor_share": {int(t): float(n / len(segs)) for t, n in zip(tasks, counts)},
-    }
-
-
-# -- output -------------------------------------------------------------------------------
-
-def _ms(v) -> str:
-    return "-" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.3f}"
-
-
-def format_summary(s: dict) -> str:
-    sch = s["schedule"]
-    iv = s["interval"]
-    lines = [
-        f"timeline of {s['run_dir']}: {sch['actors']} actors x {sch['envs_per_actor']} envs, "
-        f"lock-step, {'train' if sch.get('train') else 'serve'} mode; {s['cycles']} cycles of "
-        f"{s['batches_recorded']} batches recorded (left out: first "
-        f"{s['window']['first']} and last {s['batches_recorded'] - s['window']['end']} "
-        "batches, " + ", ".join(f"{v} {k}" for k, v in s["skipped"].items()) + ")",
-        f"batch-to-batch interval: mean {_ms(iv['mean_ms'])} ms, p50 {_ms(iv['p50_ms'])}, "
-        f"p90 {_ms(iv['p90_ms'])} ({s['frames_per_s']:,.0f} frames/s at that rate)",
-        "",
-        "critical path (batch released -> the next, through the actor whose request came "
-        "last), ms:",
-        f"  {'segment':<24}{'mean':>9}{'p50':>9}{'p90':>9}{'share':>7}  spans",
-    ]
-    total = s["check"]["interval_ms"]
-    for seg in s["segments"]:
-        share = 100.0 * seg["mean_ms"] / total if total else float("nan")
-        lines.append(f"  {seg['name']:<24}{_ms(seg['mean_ms']):>9}{_ms(seg['p50_ms']):>9}"
-                     f"{_ms(seg['p90_ms']):>9}{share:>6.1f}%  {seg['what']}")
-    c = s["check"]
-    lines += [
-        f"  {'sum':<24}{_ms(c['sum_of_segments_ms']):>9}",
-        f"check: the segments add up to {_ms(c['sum_of_segments_ms'])} ms, the interval of "
-        f"the same cycles is {_ms(c['interval_ms'])} ms (largest difference in one cycle "
-        f"{_ms(c['max_abs_difference_ms'])} ms); every batch of the window, matched or not: "
-        f"{_ms(s['interval_all_window_ms'])} ms",
-        "",
-        "off the critical path, ms:",
-    ]
-    for o in s["off_path"]:
-        lines.append(f"  {o['name']:<24}{_ms(o['mean_ms']):>9}{_ms(o['p50_ms']):>9}"
-                     f"{_ms(o['p90_ms']):>9}         {o['what']}")
-    off = {o["name"]: o for o in s["off_path"]}
-    book = off["post-reply bookkeeping"]["mean_ms"]
-    during = off["bookkeeping during sim"]["mean_ms"]
-    sim = next(seg for seg in s["segments"] if seg["name"] == "actor sim")["mean_ms"]
-    cores, busy = s.get("cores"), sch["actors"] + 1
-    contention = (f"{busy} threads on {cores} cores: they take turns" if cores and busy > cores
-                  else f"{busy} threads on {cores or '?'} cores")
-    spans = ", ".join(f"{name} {_ms(v)}" for name, v in s["bookkeeping_during_ms"].items()
-                      if v >= 0.0005)
-    lines += [
-        f"the learner's post-reply work, {_ms(book)} ms a cycle on its inference thread, is "
-        "off the critical path but competes with it for CPU (and for the GIL within the "
-        f"learner); it ran during (ms a cycle): {spans or 'none'}",
-        f"of it, {_ms(during)} ms fell in the critical actor's {_ms(sim)} ms of simulation, "
-        f"when {sch['actors']} actors and the learner's inference thread want a core at once "
-        f"({contention})"]
-    share = ", ".join(f"actor {t} {100 * v:.0f}%"
-                      for t, v in sorted(s["critical_actor_share"].items()))
-    lines.append(f"whose request came last (critical actor): {share}")
-    return "\n".join(lines)
-
-
-def write_summary(run_dir, summary: dict) -> Path:
-    path = Path(run_dir) / SUMMARY_FILE
-    path.write_text(json.dumps(summary, indent=2))
-    return path
+        bookkeeping_during_ms={name: float(v * 1000.0) for (name, _), v in
+                               zip(SEGMENTS, np.mean([c.during for c in cycles], axis=0))},
+        critical_actor_share={int(t): float(k / len(cycles)) for t, k in zip(tasks, counts)})

@@ -95,11 +95,13 @@ def measure_turns(config, agent, inputs: tuple, frames_per_step: int, seconds: f
                 p.join(timeout=10)
             if p.is_alive():
                 p.terminate()
-    inf = np.asarray(inference[warmup_cycles:])
-    sim = np.asarray(simulation[warmup_cycles:])
-    step = np.asarray(stepping[warmup_cycles:])
+    return _summary(*(np.asarray(x[warmup_cycles:]) for x in (inference, simulation, stepping)),
+                    config.num_envs * frames_per_step)
+
+
+def _summary(inf: np.ndarray, sim: np.ndarray, step: np.ndarray, frames_per_cycle: int) -> dict:
+    """The turns' mean (and median) wall times over the measured cycles, in seconds."""
     cycle = float(inf.mean() + sim.mean())
-    frames_per_cycle = config.num_envs * frames_per_step
     return {"cycles": int(len(inf)), "inference_wall_s": float(inf.mean()),
             "inference_p50_s": float(np.median(inf)), "simulation_wall_s": float(sim.mean()),
             "simulation_p50_s": float(np.median(sim)), "stepping_wall_s": float(step.mean()),

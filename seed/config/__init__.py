@@ -22,7 +22,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from seed.config.agents import AGENT_CONFIGS, OptimizerSettings, R2D2Config, VTraceConfig
+from seed.config.agents import (AGENT_CONFIGS, AgentConfig, OptimizerSettings, R2D2Config,
+                                 VTraceConfig)
 from seed.config.errors import ConfigError
 from seed.config.keys import (allowed_values, config_paths, field_values, from_paths,
                               from_saved, make_config, paths, read_value, replaced,
@@ -30,10 +31,10 @@ from seed.config.keys import (allowed_values, config_paths, field_values, from_p
 from seed.config.run import Config
 from seed.config.transport import TransportConfig
 
-__all__ = ["AGENT_CONFIGS", "Config", "ConfigError", "OptimizerSettings", "R2D2Config",
-           "TransportConfig", "VTraceConfig", "allowed_values", "config_paths", "field_values",
-           "file_values", "from_paths", "from_saved", "given_values", "load", "make_config",
-           "paths", "read_value", "replaced", "saved_fields"]
+__all__ = ["AGENT_CONFIGS", "AgentConfig", "Config", "ConfigError", "OptimizerSettings",
+           "R2D2Config", "TransportConfig", "VTraceConfig", "allowed_values", "config_paths",
+           "field_values", "file_values", "from_paths", "from_saved", "given_values", "load",
+           "make_config", "paths", "read_value", "replaced", "saved_fields"]
 
 
 def file_values(path: str) -> dict[str, Any]:

@@ -3,14 +3,18 @@
 Each is the ``agent_config`` component of a run of its agent (a run holds no other
 agent's settings). Each field declares its type and bounds (:mod:`seed.config.fields`);
 ``validate(run)`` checks the rules between fields, ``run`` giving the run's shape where a
-rule needs it. :data:`AGENT_CONFIGS` maps every agent name
-to its config class: the built-in ones here, and any that
-:func:`seed.agents.register_agent` adds.
+rule needs it.
+
+:data:`AGENTS` is the one registry of agents: per name, an :class:`AgentEntry` holding its
+config class and how its agent is built (the built-in ones here, and any that
+:func:`seed.agents.register_agent` adds); :data:`AGENT_CONFIGS` reads the config classes
+from it.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable, Iterator, Mapping
 from typing import Annotated, Literal
 
 from seed.config.errors import ConfigError
@@ -40,7 +44,7 @@ class OptimizerSettings(Checked):
     @classmethod
     def key(cls, name: str) -> str:
         """``agent.name`` under the name the class is registered as (``vtrace.discounting``)."""
-        agent = next((a for a, c in AGENT_CONFIGS.items() if c is cls), None)
+        agent = next((e.name for e in AGENTS.values() if e.config_class is cls), None)
         return f"{agent}.{name}" if agent else name
 
     def validate(self, run) -> None:
@@ -50,7 +54,14 @@ class OptimizerSettings(Checked):
 
 
 @dataclasses.dataclass
-class VTraceConfig(OptimizerSettings):
+class AgentConfig(OptimizerSettings):
+    """An agent's settings, ``config.agent_config`` in a run of it: its optimizer's (every
+    agent has one, :class:`OptimizerSettings`), then its loss's and its buffer's (a
+    subclass's fields). Every agent's config class derives it."""
+
+
+@dataclasses.dataclass
+class VTraceConfig(AgentConfig):
     """The V-trace actor-critic agent (seed/agents/vtrace_agent.py)."""
 
     discounting: UnitInterval = 0.99
@@ -74,7 +85,7 @@ class VTraceConfig(OptimizerSettings):
 
 
 @dataclasses.dataclass
-class R2D2Config(OptimizerSettings):
+class R2D2Config(AgentConfig):
     """The R2D2 agent (seed/agents/r2d2_agent.py): prioritized replay of sequences."""
 
     discounting: UnitInterval = 0.99
@@ -109,8 +120,42 @@ class R2D2Config(OptimizerSettings):
                               "at least one env must train")
 
 
+@dataclasses.dataclass(frozen=True)
+class AgentEntry:
+    """One agent a run may name (``config.agent``): the class of its settings
+    (``config.agent_config`` in a run of it) and what builds it, ``factory(config,
+    observation_space, action_space)``: the callable itself, or ``"module:name"`` for one
+    imported when an agent is first built (the built-in agents' modules import TensorFlow,
+    which reading a config must not)."""
+
+    name: str
+    config_class: type[AgentConfig]
+    factory: Callable | str
+    built_in: bool = False
+
+
+#: Agent name -> its entry: the built-in agents, then the registered ones.
+AGENTS: dict[str, AgentEntry] = {e.name: e for e in (
+    AgentEntry("vtrace", VTraceConfig, "seed.agents.vtrace_agent:VTraceAgent", built_in=True),
+    AgentEntry("r2d2", R2D2Config, "seed.agents.r2d2_agent:R2D2Agent", built_in=True),
+)}
+
+
+class _ConfigClasses(Mapping):
+    """Agent name -> its config class, read from :data:`AGENTS` (never kept apart)."""
+
+    def __getitem__(self, name: str) -> type[AgentConfig]:
+        return AGENTS[name].config_class
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(AGENTS)
+
+    def __len__(self) -> int:
+        return len(AGENTS)
+
+
 #: Agent name -> its config class, which ``config.agent_config`` is in a run of that agent.
-AGENT_CONFIGS: dict[str, type] = {"vtrace": VTraceConfig, "r2d2": R2D2Config}
+AGENT_CONFIGS: Mapping[str, type[AgentConfig]] = _ConfigClasses()
 
 
 #: What ``Config.agent`` takes: a name in AGENT_CONFIGS, as it is when checked.

@@ -144,6 +144,22 @@ def replaced(config: Config, **values) -> Config:
     return from_paths({**kept, **paths(values, agent)})
 
 
+#: Fields that moved from a component to the run, by (component, name): a saved config that
+#: has one where it was is read with it where it is (``transport.timeline`` is ``timeline``).
+MOVED = (("transport", "timeline"),)
+
+
+def _moved(values: dict[str, Any]) -> dict[str, Any]:
+    """A saved config's nested values with each :data:`MOVED` field taken to the run."""
+    values = dict(values)
+    for component, name in MOVED:
+        part = values.get(component)
+        if isinstance(part, dict) and name in part:
+            values[component] = {k: v for k, v in part.items() if k != name}
+            values.setdefault(name, part[name])
+    return values
+
+
 def from_saved(values: dict[str, Any], *, unknown_agent_ok: bool = False) -> Config:
     """The Config a run saved (``config.json``'s ``"config"``, an actor's spec).
 
@@ -154,12 +170,15 @@ def from_saved(values: dict[str, Any], *, unknown_agent_ok: bool = False) -> Con
       agents' included. Each field goes to the part that has it; the fields of the agent
       the run did not use are dropped, as they never applied to it.
 
+    A field saved where it no longer is (:data:`MOVED`) is read where it is now.
+
     A field this version does not know is refused by name, not dropped, so that a setting
     never silently stops applying. With ``unknown_agent_ok``, a config whose agent this
     process does not know (one registered in the learner's process only) is read without
     the agent's settings (``agent_config`` None): what a SEED actor, which never builds the
     agent, needs of it.
     """
+    values = _moved(values)
     agent = values.get("agent", Config.agent)
     if unknown_agent_ok and agent not in AGENT_CONFIGS:
         rest = {k: v for k, v in values.items() if k != agent}

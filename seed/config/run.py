@@ -1,30 +1,27 @@
 """The run's config: what to run, its scale and budget, logging; its components.
 
 Its fields are the run's own. ``transport`` (:class:`TransportConfig`) says how
-actors and learner talk, and ``agent_config`` holds the settings of the run's agent
-(a :class:`VTraceConfig` in a run of ``vtrace``, :mod:`seed.config.agents`), so no
-field that does not apply to a run is ever set on it. Build one from the keys a
-user writes with :func:`seed.config.make`.
+actors and learner talk (every run carries all of its fields, the SEED-only ones too:
+an IMPALA run leaves them at their defaults and they do not act on it), and
+``agent_config`` holds the settings of the run's agent alone (a :class:`VTraceConfig`
+in a run of ``vtrace``, :mod:`seed.config.agents`): no other agent's settings are set
+on it. Build one from the keys a user writes with :func:`seed.config.make_config`.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Annotated, Literal, get_args
+from typing import Annotated, Literal
 
 from pydantic import Field
 
 import envs
 from seed import networks
-from seed.config.agents import AGENT_CONFIGS, AgentName, OptimizerSettings
+from seed.config.agents import AGENT_CONFIGS, AgentConfig, AgentName
 from seed.config.errors import ConfigError
 from seed.config.fields import (Checked, Count, CountOrZero, Kwargs, NonNegative, OneOf,
                                 Positive)
 from seed.config.transport import TransportConfig
-
-#: What ``compute_dtype`` may be (seed/networks/precision.py says what each computes in).
-ComputeDtype = Literal["float32", "bfloat16", "bfloat16_train"]
-COMPUTE_DTYPES = get_args(ComputeDtype)
 
 
 @dataclasses.dataclass
@@ -51,18 +48,22 @@ class Config(Checked):
     jit_inference: bool = False  # XLA-compile the policy's forward pass on the inference path
     #                              (SEED learner and IMPALA actors alike); batches padded to
     #                              powers of two so XLA compiles a few shapes, not every size
-    compute_dtype: ComputeDtype = "float32"  # the networks' torsos; bfloat16_train: the train
-    #                                          step in bfloat16, inference in float32;
-    #                                          variables, heads and loss stay float32. On a
-    #                                          CPU without bfloat16 a run computes in float32
-    #                                          and saves that here
+    compute_dtype: networks.ComputeDtype = "float32"  # the networks' torsos;
+    #                                                   bfloat16_train: the train step in
+    #                                                   bfloat16, inference in float32;
+    #                                                   variables, heads and loss stay
+    #                                                   float32. On a CPU without bfloat16
+    #                                                   a run computes in float32 and saves
+    #                                                   that here
     train: bool = True  # False: serve mode, inference only (throughput of the data path)
 
-    # Logging and checkpoints.
+    # Logging, checkpoints and instrumentation.
     logdir: str = ""
     log_interval_s: Positive = 5.0
     checkpoint_interval_s: Positive = 600.0
     progress: bool = True
+    timeline: bool = False  # SEED: the learner and each actor stamp every step and write
+    #                         timeline-*.npz into the run dir at the end (`seed timeline DIR`)
 
     # Where the actors run.
     launcher: Literal["local", "ray", "none"] = "local"
@@ -77,7 +78,7 @@ class Config(Checked):
     # Components.
     transport: TransportConfig = dataclasses.field(default_factory=TransportConfig)
     # The run's agent's settings, of its class in AGENT_CONFIGS; None: that class's defaults.
-    agent_config: OptimizerSettings | None = None
+    agent_config: AgentConfig | None = None
 
     def __post_init__(self):
         super().__post_init__()
@@ -101,6 +102,8 @@ class Config(Checked):
         bounds were checked when the config was built (:mod:`seed.config.fields`)."""
         if self.frames == 0 and self.seconds == 0:
             raise ConfigError("give a budget: --frames or --seconds must be positive")
+        if self.learner_on_gpu_node and self.launcher != "ray":
+            raise ConfigError("learner_on_gpu_node needs --launcher ray")
         self._check_network_reads_env()
         self.transport.validate(self)
         self.agent_config.validate(self)

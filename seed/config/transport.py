@@ -4,7 +4,7 @@ A component of the run's :class:`seed.config.Config` (``config.transport``). The
 rules that turn these settings into the learner's numbers (env groups per actor,
 rows per inference batch, streams and server threads) need the run's shape and
 architecture: each architecture's entry holds them (seed/runtime/architectures.py,
-seed/runtime/seed_arch/transport.py).
+seed/runtime/seed_arch/sizing.py).
 """
 
 from __future__ import annotations
@@ -29,8 +29,6 @@ class TransportConfig(Checked):
     stream_idle_timeout_s: NonNegative = 120.0  # SEED: close a stream that sent nothing this
     #                                             long (0 = never); its actor reconnects on a
     #                                             new run id
-    timeline: bool = False  # SEED: the learner and each actor stamp every step and write
-    #                         timeline-*.npz into the run dir at the end (`seed timeline DIR`)
     # Who may connect (seed/transport/security.py): paths only, never the token itself.
     auth_token_file: str = ""  # token file; "" = $SEED_AUTH_TOKEN if set, else no token
     tls_cert_file: str = ""  # learner: PEM certificate chain; with tls_key_file, serve TLS

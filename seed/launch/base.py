@@ -8,7 +8,15 @@ listens where ``--server`` says).
 from __future__ import annotations
 
 import abc
+import logging
 import signal
+import sys
+
+
+def setup_logging() -> None:
+    """Log lines on stderr, as every process a launcher starts (an actor) writes them."""
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
+                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
 
 
 class ActorLost(RuntimeError):

@@ -3,8 +3,9 @@
 ``RayLauncher(config, run_dir)`` joins the cluster at ``config.ray_address``
 (or starts a local one in this process when it is empty) and runs each actor,
 the actor loop of the run's architecture (``run_actor(address, task)`` of its
-entry in :mod:`seed.runtime.architectures`), inside a Ray actor that asks for
-one CPU, placed with ``scheduling_strategy="SPREAD"``.
+entry in :mod:`seed.runtime.architectures`, handed in by the run, which travels to the
+actor by reference), inside a Ray actor that asks for one CPU, placed with
+``scheduling_strategy="SPREAD"``.
 
 Restarts are Ray's: the Ray actor has ``max_restarts`` and its ``run`` call
 ``max_task_retries=-1``, so when an actor's worker process dies (killed, OOM,
@@ -31,13 +32,18 @@ from collections.abc import Callable
 from pathlib import Path
 
 from seed.config import Config, ConfigError, from_saved
-from seed.launch.base import ActorLost, Launcher
+from seed.launch.base import ActorLost, Launcher, setup_logging
 from seed.transport.channel import normalize_server_address
 
 log = logging.getLogger(__name__)
 
 INSTALL_HINT = ("--launcher ray needs Ray: pip install 'seed-rl-suite[ray]' "
                 "(or pip install 'ray[default]>=2.40')")
+
+# What runs an actor's loop: the run_actor(address, task, security=...) of the run's
+# architecture (seed/runtime/architectures.py), handed in by the run (the runtime imports this
+# package, so this package never imports the runtime back).
+RunActor = Callable[..., int]
 
 # Seconds an actor may wait for a node with a free CPU before check() warns.
 _PENDING_WARN_S = 60.0
@@ -94,15 +100,14 @@ class ActorHost:
     ``incarnation`` (the process id and start time) tells restarts apart.
     """
 
-    def __init__(self, arch: str, address: str, task: int, auth_token_file: str = "",
-                 tls_ca_file: str = ""):
+    def __init__(self, arch: str, run_actor: RunActor, address: str, task: int,
+                 auth_token_file: str = "", tls_ca_file: str = ""):
         # Actors step envs on CPU (IMPALA actors also infer there): keep TF
         # off any GPU of the node, and quiet, before anything imports it.
         os.environ["CUDA_VISIBLE_DEVICES"] = ""
         os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-        from seed.runtime.actor_process import setup_logging
         setup_logging()
-        self.arch, self.address, self.task = arch, address, task
+        self.arch, self.run_actor, self.address, self.task = arch, run_actor, address, task
         # Paths, read on this node when the loop starts: the token itself never travels
         # through Ray (without a file, it comes from $SEED_AUTH_TOKEN of this worker).
         self.auth_token_file, self.tls_ca_file = auth_token_file, tls_ca_file
@@ -116,18 +121,18 @@ class ActorHost:
 
     def run(self) -> int:
         """The actor loop; returns only when the loop ends (it should not during a run)."""
-        from seed.runtime.architectures import architecture
         from seed.transport.security import client_security
-        run_actor = architecture(self.arch).run_actor
         log.info("%s actor %d (pid %d) connecting to %s", self.arch, self.task, self.pid,
                  self.address)
         security = client_security(self.auth_token_file, self.tls_ca_file)
-        return run_actor(self.address, self.task, security=security)
+        return self.run_actor(self.address, self.task, security=security)
 
 
 class RayLauncher(Launcher):
-    def __init__(self, config: Config, run_dir: str | Path, max_restarts: int = 3):
+    def __init__(self, config: Config, run_dir: str | Path, run_actor: RunActor,
+                 max_restarts: int = 3):
         self.config = config
+        self.run_actor = run_actor
         self.run_dir = Path(run_dir)
         self.max_restarts = max_restarts
         self.namespace = "seed"
@@ -193,7 +198,8 @@ class RayLauncher(Launcher):
     def _spawn(self, task: int) -> None:
         actor = self._remote_cls.options(
             name=f"{self.name_prefix}-{task}", **self._options).remote(
-            self.config.arch, self._address, task, self.config.transport.auth_token_file,
+            self.config.arch, self.run_actor, self._address, task,
+            self.config.transport.auth_token_file,
             self.config.transport.tls_ca_file or self.config.transport.tls_cert_file)
         self._actors[task] = actor
         self._runs[task] = actor.run.remote()
@@ -279,7 +285,7 @@ def _first_line(e: BaseException) -> str:
 # -- the learner itself as a Ray actor on a GPU node -------------------------------
 
 # What runs the learner in a process: seed.runtime.run.train_here, handed in by its caller
-# (run.py imports this module, so this module never imports run.py back).
+# (seed.cli.launch_training; the runtime sits above this package, which never imports it).
 TrainHere = Callable[[Config, str | None, dict | None], dict]
 
 
@@ -288,7 +294,6 @@ class LearnerHost:
 
     def __init__(self):
         os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-        from seed.runtime.actor_process import setup_logging
         setup_logging()
 
     def train(self, train_here: TrainHere, config_values: dict,

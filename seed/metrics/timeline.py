@@ -1,4 +1,4 @@
-"""An opt-in per-cycle timeline of a SEED run (``transport.timeline: true``).
+"""An opt-in per-cycle timeline of a SEED run (``timeline: true``, with the run's logging).
 
 The learner and each SEED actor append ``time.perf_counter()`` stamps (CLOCK_MONOTONIC on
 Linux, so the processes of one host share the clock) to preallocated NumPy arrays, and write
@@ -12,7 +12,11 @@ No lock is taken: a learner request's row is claimed with ``next()`` on an
 ``itertools.count`` (atomic under the GIL) and then written by the one thread serving that
 request, and a batch's row by the inference thread alone.
 
-The call sites pay one ``is not None`` check when the timeline is off.
+A recorder is always there, as Sample Factory's ``Timing`` is: the SEED learner service and
+actor stamp into :data:`OFF` (a :class:`NoTimeline`, whose every call does nothing) when the
+run records no timeline, so their hot paths hold no branch on it. Stamps are named (a
+field of :data:`REQUEST_FIELDS`, :data:`BATCH_FIELDS`); one taken without a time reads the
+clock.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import itertools
 import json
 import logging
 import os
+import time
 from pathlib import Path
 
 import numpy as np
@@ -36,6 +41,8 @@ REQUEST_FIELDS = ("in", "decoded", "submitted", "woken", "yielded")
 IN, DECODED, SUBMITTED, WOKEN, YIELDED = range(len(REQUEST_FIELDS))
 # Learner, per batch: the columns of ``batch_t``.
 BATCH_FIELDS = ("wake", "infer_start", "infer_end", "reply_start", "replied", "done")
+_REQUEST_COLUMN = {name: i for i, name in enumerate(REQUEST_FIELDS)}
+_BATCH_COLUMN = {name: i for i, name in enumerate(BATCH_FIELDS)}
 # Actor, per env-group step: the columns of ``step_t``.
 ACTOR_FIELDS = ("received", "stepped", "put")
 
@@ -81,9 +88,15 @@ class LearnerTimeline:
         self._requests = itertools.count()
         self._batches = itertools.count()
 
-    def request(self, actor_id: int, key: int, t_in: float, t_decoded: float) -> int:
-        """A request came off a stream at ``t_in`` and was decoded at ``t_decoded``; ``key``
-        names its stream (its first env id). Returns its index for :meth:`mark`."""
+    def now(self) -> float:
+        return time.perf_counter()
+
+    def request(self, actor_id: int, key: int, t_in: float, t_decoded: float | None = None
+                ) -> int:
+        """A request came off a stream at ``t_in`` and was decoded at ``t_decoded`` (None:
+        now); ``key`` names its stream (its first env id). Returns its index for
+        :meth:`mark`."""
+        t_decoded = time.perf_counter() if t_decoded is None else t_decoded
         index = next(self._requests)
         row = index % self.request_capacity
         self.request_t[row] = np.nan
@@ -94,20 +107,39 @@ class LearnerTimeline:
         self.request_batch[row] = -1
         return index
 
-    def mark(self, index: int, field: int, t: float) -> None:
-        """Request ``index`` reached ``field`` (SUBMITTED, WOKEN, YIELDED) at ``t``."""
-        self.request_t[index % self.request_capacity, field] = t
+    def mark(self, index: int, field: str, t: float | None = None) -> None:
+        """Request ``index`` reached ``field`` ("submitted", "woken", "yielded") at ``t``
+        (None: now)."""
+        self.request_t[index % self.request_capacity, _REQUEST_COLUMN[field]] = \
+            time.perf_counter() if t is None else t
 
-    def batch(self, requests, rows: int, *stamps: float) -> None:
-        """A batch of the requests of these indices (``rows`` env rows) went through the
-        inference thread at ``stamps``, one per :data:`BATCH_FIELDS`."""
+    def open_batch(self, t_wake: float | None = None) -> int:
+        """The inference thread took a batch at ``t_wake`` (None: now); returns its index
+        for :meth:`mark_batch` and :meth:`close_batch` (that thread alone calls them)."""
         index = next(self._batches)
         row = index % self.batch_capacity
-        self.batch_t[row] = stamps
-        self.batch_rows[row] = rows
+        self.batch_t[row] = np.nan
+        self.batch_t[row, 0] = time.perf_counter() if t_wake is None else t_wake
+        return index
+
+    def mark_batch(self, index: int, field: str, t: float | None = None) -> None:
+        """Batch ``index`` reached ``field`` (one of :data:`BATCH_FIELDS`) at ``t`` (None:
+        now)."""
+        self.batch_t[index % self.batch_capacity, _BATCH_COLUMN[field]] = \
+            time.perf_counter() if t is None else t
+
+    def close_batch(self, index: int, requests, rows: int, t_done: float | None = None
+                    ) -> None:
+        """Batch ``index``, of the requests of these indices (``rows`` env rows), was done at
+        ``t_done`` (None: now)."""
+        self.mark_batch(index, "done", t_done)
+        self.batch_rows[index % self.batch_capacity] = rows
         for r in requests:
             if r >= 0:
                 self.request_batch[r % self.request_capacity] = index
+
+    def write_into(self, logdir: str, name: str = LEARNER_FILE) -> Path | None:
+        return _write_into(self, logdir, name)
 
     def write(self, path: Path) -> Path:
         # next() claims an index nobody uses: the count so far, read once the run is over
@@ -136,11 +168,17 @@ class ActorTimeline:
         self.step_key = np.full(self.capacity, -1, np.int64)
         self._count = 0  # one thread (the actor's loop) writes
 
-    def step(self, key: int, t_received: float, t_stepped: float, t_put: float) -> None:
+    def step(self, key: int, t_received: float, t_stepped: float, t_put: float | None = None
+             ) -> None:
+        """A step of stream ``key``: actions received, envs stepped, next request put (None:
+        now)."""
         row = self._count % self.capacity
-        self.step_t[row] = (t_received, t_stepped, t_put)
+        self.step_t[row] = (t_received, t_stepped, time.perf_counter() if t_put is None else t_put)
         self.step_key[row] = key
         self._count += 1
+
+    def write_into(self, logdir: str, name: str | None = None) -> Path | None:
+        return _write_into(self, logdir, name or ACTOR_FILE.format(task=self.task))
 
     def write(self, path: Path) -> Path:
         index, rows = _ordered(self._count, self.capacity)
@@ -149,7 +187,7 @@ class ActorTimeline:
         return Path(path)
 
 
-def write_into(timeline, logdir: str, name: str) -> Path | None:
+def _write_into(timeline, logdir: str, name: str) -> Path | None:
     """Write ``timeline`` as ``name`` in the run directory ``logdir``; a warning and None
     when that directory is not here (an actor on another host, a service with no run)."""
     run_dir = Path(logdir) if logdir else None
@@ -157,3 +195,36 @@ def write_into(timeline, logdir: str, name: str) -> Path | None:
         log.warning("timeline: run directory %r not found here; %s not written", logdir, name)
         return None
     return timeline.write(run_dir / name)
+
+
+class NoTimeline:
+    """The recorder of a run that records no timeline (learner and actor alike): every call
+    does nothing, and nothing is written."""
+
+    def now(self) -> float:
+        return 0.0
+
+    def request(self, actor_id, key, t_in, t_decoded=None) -> int:
+        return -1
+
+    def mark(self, index, field, t=None) -> None:
+        pass
+
+    def open_batch(self, t_wake=None) -> int:
+        return -1
+
+    def mark_batch(self, index, field, t=None) -> None:
+        pass
+
+    def close_batch(self, index, requests, rows, t_done=None) -> None:
+        pass
+
+    def step(self, key, t_received, t_stepped, t_put=None) -> None:
+        pass
+
+    def write_into(self, logdir, name=None) -> None:
+        return None
+
+
+#: The one :class:`NoTimeline`: what the learner and actors stamp into when off.
+OFF = NoTimeline()

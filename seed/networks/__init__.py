@@ -5,8 +5,8 @@ Every network follows the contract of :class:`seed.networks.base.Network`.
 
 from __future__ import annotations
 
-
 import importlib
+from typing import Literal, get_args
 
 # name -> "module:Class". Each class is built as
 # Class(num_actions, observation_space, head=..., **network_kwargs), where head is
@@ -30,6 +30,12 @@ OBSERVATIONS = {
     "football": "planes",
     "dmlab": "frames",
 }
+
+
+#: The dtypes a network's torso may compute in (a run's ``compute_dtype``;
+#: seed/networks/precision.py says what each computes in).
+ComputeDtype = Literal["float32", "bfloat16", "bfloat16_train"]
+COMPUTE_DTYPES = get_args(ComputeDtype)
 
 
 def network_class(name: str):

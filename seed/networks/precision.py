@@ -1,6 +1,6 @@
 """The dtype a network's torso computes in: float32, or bfloat16 with float32 variables.
 
-A run's ``compute_dtype`` (:mod:`seed.config.run`) is one of ``COMPUTE_DTYPES``:
+A run's ``compute_dtype`` (:mod:`seed.config.run`) is one of ``seed.networks.COMPUTE_DTYPES``:
 
 * ``float32``: every op in float32;
 * ``bfloat16``: the torso of every network call (inference and the train step) in bfloat16;
@@ -32,7 +32,7 @@ import threading
 
 import tensorflow as tf
 
-from seed.config.run import COMPUTE_DTYPES
+from seed.networks import COMPUTE_DTYPES
 
 _current = threading.local()
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from seed.plots import COLORS, PlotError, figure, save
-from seed.results.bench import load_compare
+from seed.results.compare import load_compare
 from seed.results.files import ResultsError, RunDirError
 from seed.results.run_dirs import METRICS, read_metrics
 
@@ -42,7 +42,8 @@ def compare_figure(compare_dir):
     compare_dir = Path(compare_dir)
     if not (compare_dir / "compare.csv").is_file():
         raise PlotError(f"{compare_dir} has no compare.csv: not a seed compare output")
-    table = load_compare(compare_dir / "compare.csv")
+    compare = load_compare(compare_dir / "compare.csv")
+    table = compare.runs
     fig, axes = figure(1, 2, size=(11, 4))
     left, right = axes[0]
     for _, row in table.iterrows():
@@ -58,10 +59,10 @@ def compare_figure(compare_dir):
     right.bar(table["run"], table["fps"].fillna(0),
               color=[COLORS.get(a, "gray") for a in table["arch"]])
     right.set_ylabel("steady env frames / s")
-    ratio = table["fps_ratio"].iloc[0]
+    ratio = compare.fps_ratio
     right.set_title("steady state" + ("" if math.isnan(ratio) else
                                       f": SEED / IMPALA = {ratio:.2f}x"))
-    fig.suptitle(f"seed compare {table['mode'].iloc[0]} ({compare_dir})", fontsize=9)
+    fig.suptitle(f"seed compare {compare.mode} ({compare_dir})", fontsize=9)
     return fig
 
 

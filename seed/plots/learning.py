@@ -92,8 +92,8 @@ def reward_figure(runs, rolling: int = ROLLING, title: str = ""):
     rolling mean of its last ``rolling`` training episodes (fewer for a short run, see
     :func:`rolling_window`); a group of several runs (seeds) also gets their median, bold,
     and their min-max band, both only over the frames (or seconds) every run of the group
-    reached; evaluation envs' episodes (R2D2's greedy envs) are dashed. Runs without finished episodes are
-    left out; PlotError if that leaves none."""
+    reached; evaluation envs' episodes (R2D2's greedy envs) are dashed. Runs without
+    finished episodes are left out; PlotError if that leaves none."""
     members = [(run, *_curves(run, rolling)) for run in runs
                if len(training_episodes(run.episodes))]
     if not members:

@@ -46,20 +46,8 @@ def ratio_figure(ratios: pd.DataFrame):
     fig, axes = figure(1, 1, size=(9.5, 1.6 + 0.55 * len(groups)))
     ax = axes[0, 0]
     for i, group in enumerate(groups):
-        sub = ratios[ratios["group"] == group].sort_values("fps_ratio")
-        values = sub["fps_ratio"].to_numpy(float)
-        y = len(groups) - 1 - i
-        offsets = np.linspace(-0.18, 0.18, len(values)) if len(values) > 1 else [0.0]
-        ax.plot([values.min(), values.max()], [y, y], color="0.75", lw=3, zorder=1,
-                solid_capstyle="round")
-        median = float(np.median(values))
-        ax.plot([median, median], [y - 0.32, y + 0.32], color="black", lw=2, zorder=3)
-        for option, value, dy in zip(sub["options"], values, offsets):
-            ax.scatter(value, y + dy, marker=marker[option], s=36, color="tab:purple",
-                       edgecolor="white", linewidth=0.6, zorder=4)
-        spread = f" ({values.min():.2f}-{values.max():.2f})" if len(values) > 1 else ""
-        ax.annotate(f"{median:.2f}x{spread}, n={len(values)}", (1.01, y),
-                    xycoords=("axes fraction", "data"), va="center", fontsize=8)
+        _ratio_row(ax, len(groups) - 1 - i,
+                   ratios[ratios["group"] == group].sort_values("fps_ratio"), marker)
     lo = min(float(ratios["fps_ratio"].min()), 1.0) / 1.2
     hi = max(float(ratios["fps_ratio"].max()), 1.0) * 1.2
     ax.set_xscale("log")
@@ -81,6 +69,22 @@ def ratio_figure(ratios: pd.DataFrame):
     fig.legend(handles=handles, loc="outside lower center", ncol=len(handles), fontsize=7,
                frameon=False)
     return fig
+
+
+def _ratio_row(ax, y: int, sub: pd.DataFrame, marker: dict) -> None:
+    """One group's compares at height ``y``: their min-max, median and dots."""
+    values = sub["fps_ratio"].to_numpy(float)
+    offsets = np.linspace(-0.18, 0.18, len(values)) if len(values) > 1 else [0.0]
+    ax.plot([values.min(), values.max()], [y, y], color="0.75", lw=3, zorder=1,
+            solid_capstyle="round")
+    median = float(np.median(values))
+    ax.plot([median, median], [y - 0.32, y + 0.32], color="black", lw=2, zorder=3)
+    for option, value, dy in zip(sub["options"], values, offsets):
+        ax.scatter(value, y + dy, marker=marker[option], s=36, color="tab:purple",
+                   edgecolor="white", linewidth=0.6, zorder=4)
+    spread = f" ({values.min():.2f}-{values.max():.2f})" if len(values) > 1 else ""
+    ax.annotate(f"{median:.2f}x{spread}, n={len(values)}", (1.01, y),
+                xycoords=("axes fraction", "data"), va="center", fontsize=8)
 
 
 def runs_fps_figure(table: pd.DataFrame):
@@ -155,24 +159,27 @@ def _numeric(sweep: pd.DataFrame, column: str) -> pd.Series | None:
     return values if values.notna().any() else None
 
 
+def _sweep_x(sweep: pd.DataFrame) -> tuple[pd.Series, str, bool]:
+    """(x, its label, log scale): the inference cost at an IMPALA actor's batch, else the
+    parameters, else the sizes in order."""
+    for column, label in (("inf_cpu_us_per_sample_actor_batch",
+                           "inference cost at an IMPALA actor's batch (CPU us per sample)"),
+                          ("parameters", "network parameters")):
+        x = _numeric(sweep, column)
+        if x is not None and x.notna().all():
+            return x, label, True
+    return pd.Series(np.arange(len(sweep)), index=sweep.index), "network size", False
+
+
 def sweep_figure(sweep: pd.DataFrame, title: str = "", mode: str = ""):
-    """A model-size sweep (rows of sweep.csv, :func:`seed.results.bench.load_sweep`): steady
+    """A model-size sweep (rows of sweep.csv, :attr:`seed.results.sweep.Sweep.sizes`): steady
     frames/s of both architectures and, where measured, frames per CPU-second of the
     process tree, against the inference cost per sample at an IMPALA actor's batch (the
     cost the IMPALA side pays; SEED pays the lower cost at its larger batch), else the
     parameter count, else the sizes in order. PlotError without rows."""
     if sweep is None or not len(sweep):
         raise PlotError("the sweep has no rows: nothing to draw")
-    for column, label in (("inf_cpu_us_per_sample_actor_batch",
-                           "inference cost at an IMPALA actor's batch (CPU us per sample)"),
-                          ("parameters", "network parameters")):
-        x = _numeric(sweep, column)
-        if x is not None and x.notna().all():
-            xlabel, log_x = label, True
-            break
-    else:
-        x, xlabel, log_x = pd.Series(np.arange(len(sweep)), index=sweep.index), \
-            "network size", False
+    x, xlabel, log_x = _sweep_x(sweep)
     panels = [("seed_fps", "impala_fps",
                f"steady env frames/s{f' ({mode})' if mode else ''}")]
     if _numeric(sweep, "seed_frames_per_cpu_s") is not None:

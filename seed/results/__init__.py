@@ -10,8 +10,12 @@ and the tests read result files through it). One module per job:
   translated by the one table :data:`~seed.results.run_dirs.OLD_COLUMNS`.
 * :mod:`seed.results.steady`: the steady-state rule ``seed compare`` measures by.
 * :mod:`seed.results.curves`: episode returns shaped into curves, final returns, thresholds.
-* :mod:`seed.results.bench`: what ``seed compare`` and ``seed roofline`` write
-  (``compare.csv``/``compare.json``, ``sweep.csv``, ``results/roofline/*.json``).
+* one type per result file, each with its schema, one loader that absorbs older files'
+  differences, and the rows it contributes to the report and the terminal:
+  :mod:`seed.results.compare` (``compare.csv`` + ``compare.json``), :mod:`seed.results.sweep`
+  (``sweep.csv``), :mod:`seed.results.roofline` (``results/roofline/*.json``),
+  :mod:`seed.results.timeline` (a SEED run's ``timeline.json``);
+* :mod:`seed.results.text`: the cell formats they and the report share.
 * :mod:`seed.results.tables`: the tables the figures and the report draw (runs, SEED/IMPALA
   ratios, shares of the roofline ceiling, final returns).
 

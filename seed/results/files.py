@@ -8,8 +8,10 @@ import io
 import json
 from collections.abc import Collection
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
 
 # Cells read as "no value": the writers leave a missing figure empty; "nan" is how Python
 # writes one, as float() reads it.
@@ -25,7 +27,29 @@ class RunDirError(ResultsError):
 
 
 class ResultsFileError(ResultsError):
-    """A compare/sweep/roofline file that is missing, empty or damaged."""
+    """A compare/sweep/roofline/timeline file that is missing, empty or damaged."""
+
+
+def load_all(root, finder, loader) -> tuple[list, list[tuple[Path, str]]]:
+    """``loader`` over every file ``finder(root)`` finds: (loaded, [(file, reason)])."""
+    loaded, skipped = [], []
+    for p in finder(root):
+        try:
+            loaded.append(loader(p))
+        except ResultsFileError as e:
+            skipped.append((p, str(e)))
+    return loaded, skipped
+
+
+def write_rows(path: Path, rows: list[dict], columns: list[str]) -> None:
+    """A CSV of ``rows`` in ``columns``: a missing figure empty, a float to 6 significant
+    digits (what :func:`read_csv` reads back)."""
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(columns)
+        for r in rows:
+            w.writerow(["" if r.get(c) is None else
+                        (f"{r[c]:.6g}" if isinstance(r[c], float) else r[c]) for c in columns])
 
 
 def check_root(root) -> Path:
@@ -95,6 +119,8 @@ def read_csv(path, required: list[str], error: type[ResultsError], *,
     cell is empty); values are parsed as Python's ``float()`` parses them. ``optional``
     columns the file lacks are added, all NaN. Anything wrong raises ``error`` naming the
     file and, for a cell, its line and column."""
+    import pandas as pd  # here: a reader of JSON files alone (a roofline worker) needs none
+
     path = Path(path)
     text = _text(path, error)
     lines = _row_lines(path, text, error)

@@ -1,8 +1,9 @@
 """The tables the figures and the report are drawn from: one row per run
 (:func:`runs_table`), final returns per benchmark and architecture, the SEED/IMPALA ratios of
 every compare (:func:`compare_ratios`), each architecture's share of this machine's
-roofline ceiling (:func:`roofline_table`) and where SEED's lock-step cycles went in the
-compares that recorded a timeline (:func:`lockstep_cycles`)."""
+roofline ceiling (:func:`roofline_table`), where SEED's lock-step cycles went in the
+compares that recorded a timeline (:func:`lockstep_cycles`) and the foreign load beside a
+run (:func:`foreign_load`) or each run of a compare (:func:`compare_loads`)."""
 
 from __future__ import annotations
 
@@ -12,18 +13,24 @@ from pathlib import Path
 
 import pandas as pd
 
-from seed.results.bench import compare_config, load_compare_json, load_sweep
+from seed.results.compare import Compare
 from seed.results.curves import final_return
 from seed.results.files import ResultsFileError, RunDirError
 from seed.results.run_dirs import (
+    METRICS,
     Run,
     evaluation_episodes,
     is_training_run,
     load_config,
+    read_metrics,
     run_mode,
     training_episodes,
 )
+from seed.results.roofline import Roofline
 from seed.results.steady import steady_fps
+from seed.results.sweep import load_sweep
+from seed.results.text import network_text
+from seed.results.timeline import CYCLE_GROUPS, Timeline
 
 
 def runs_table(runs: list[Run]) -> pd.DataFrame:
@@ -67,14 +74,6 @@ def final_returns(runs: list[Run]) -> pd.DataFrame:
 COMPARE_OPTIONS = ("actor_splits", "jit_inference", "inference_batch_size", "cpu_idle_poll")
 
 
-def network_text(network: str, kwargs: dict | None) -> str:
-    """``mlp hidden_sizes 64x64``: a network and its keyword arguments, short."""
-    parts = [str(network or "?")]
-    for k, v in sorted((kwargs or {}).items()):
-        parts.append(f"{k} {'x'.join(map(str, v)) if isinstance(v, (list, tuple)) else v}")
-    return " ".join(parts)
-
-
 def options_text(config: dict) -> str:
     """The :data:`COMPARE_OPTIONS` a saved config sets otherwise than by default ("" for
     none)."""
@@ -99,15 +98,15 @@ def _sweep_position(compare_dir: Path) -> int | None:
     if not sweep.is_file():
         return None
     try:
-        sizes = load_sweep(sweep)["size"].tolist()
+        sizes = load_sweep(sweep).size_names()
     except ResultsFileError:
         sizes = []
     return sizes.index(compare_dir.name) if compare_dir.name in sizes else len(sizes)
 
 
-def compare_ratios(compares: list[pd.DataFrame]) -> pd.DataFrame:
-    """One row per compare (each a :func:`seed.results.bench.load_compare` frame): the
-    SEED/IMPALA ratios of one measurement, and the group of repeats it belongs to.
+def compare_ratios(compares: list[Compare]) -> pd.DataFrame:
+    """One row per compare: the SEED/IMPALA ratios of one measurement, and the group of
+    repeats it belongs to.
 
     Columns: benchmark, mode, network (its name; inside a sweep, where sizes differ, with
     its keyword arguments as :func:`network_text` writes them), sweep_size (the size's
@@ -118,24 +117,20 @@ def compare_ratios(compares: list[pd.DataFrame]) -> pd.DataFrame:
     group are repeats of one measurement. Rows are in group order (benchmark, mode,
     outside a sweep before a sweep's sizes in its order), then by folder."""
     rows = []
-    for df in compares:
-        d = Path(df["compare_dir"].iloc[0])
-        config = compare_config(d)
+    for c in compares:
+        d, config = c.directory, c.config
         position = _sweep_position(d)
         size = d.name if position is not None else ""
         network = network_text(config.get("network", ""), config.get("network_kwargs")
                                if size else None)
-        meta = load_compare_json(d / "compare.json")
-        cpu = meta.get("frames_per_cpu_s_ratio")
+        mode = c.mode or "?"
         rows.append({
-            "benchmark": df["benchmark"].iloc[0], "mode": df["mode"].iloc[0] or "?",
-            "network": network, "sweep_size": size, "options": options_text(config),
-            "fps_ratio": float(df["fps_ratio"].iloc[0]),
-            "cpu_ratio": float("nan") if cpu is None else float(cpu),
-            "seed_fps": float(df.loc[df["arch"] == "seed", "fps"].mean()),
-            "impala_fps": float(df.loc[df["arch"] == "impala", "fps"].mean()),
+            "benchmark": c.benchmark, "mode": mode, "network": network, "sweep_size": size,
+            "options": options_text(config), "fps_ratio": c.fps_ratio,
+            "cpu_ratio": c.cpu_ratio, "seed_fps": c.mean("seed", "fps"),
+            "impala_fps": c.mean("impala", "fps"),
             "compare_dir": str(d),
-            "group": " · ".join([df["benchmark"].iloc[0], df["mode"].iloc[0] or "?",
+            "group": " · ".join([c.benchmark, mode,
                                  f"sweep {size} ({network})" if size else network]),
             "_order": (-1 if position is None else position, d.name),
         })
@@ -148,7 +143,7 @@ def compare_ratios(compares: list[pd.DataFrame]) -> pd.DataFrame:
     return pd.DataFrame(rows)[columns]
 
 
-def roofline_table(runs: list[Run], compares: list[pd.DataFrame], roofs: list[dict],
+def roofline_table(runs: list[Run], compares: list[Compare], roofs: list[Roofline],
                    root=None) -> pd.DataFrame:
     """Each architecture's steady frames/s as a fraction of this machine's ceiling
     (``seed roofline``: cores / CPU seconds per frame of simulation + inference
@@ -158,10 +153,9 @@ def roofline_table(runs: list[Run], compares: list[pd.DataFrame], roofs: list[di
     network and shape (actors, envs per actor, unroll length, batch size) match a roofline
     file. Columns: source, mode, arch, run, fps, ceiling, fraction."""
     rows = []
-    for df in compares:
-        d = Path(df["compare_dir"].iloc[0])
-        where = os.path.relpath(d, root) if root is not None else str(d)
-        roof = load_compare_json(d / "compare.json").get("roofline") or {}
+    for c in compares:
+        where = os.path.relpath(c.directory, root) if root is not None else str(c.directory)
+        roof = c.roofline
         for arch in ("seed", "impala"):
             if roof.get(f"{arch}_fraction") is None:
                 continue
@@ -173,36 +167,37 @@ def roofline_table(runs: list[Run], compares: list[pd.DataFrame], roofs: list[di
                          "ceiling": roof[f"{arch}_ceiling_fps"],
                          "fraction": roof[f"{arch}_fraction"]})
     for roof in roofs:
-        shape = roof.get("config", {})
+        shape = roof.config
         for r in runs:
             c = r.config
-            if (c.get("env"), c.get("network")) != (roof.get("env"), roof.get("network")):
+            if (c.get("env"), c.get("network")) != (roof.env, roof.network):
                 continue
-            if c.get("network_kwargs", {}) != roof.get("network_kwargs", {}):
+            if c.get("network_kwargs", {}) != roof.network_kwargs:
                 continue
             if any(k in shape and shape[k] != c.get(k)
                    for k in ("actors", "envs_per_actor", "unroll_length", "batch_size")):
                 continue
             mode = run_mode(r)
-            ceiling = roof["ceilings"].get(f"{r.architecture}_{mode}")
+            ceiling = roof.ceiling(r.architecture, mode)
             fps = steady_fps(r.metrics, mode == "train")
             if ceiling and not math.isnan(fps):
-                rows.append({"source": f"runs vs {Path(roof['source']).name}", "mode": mode,
+                rows.append({"source": f"runs vs {Path(roof.source).name}", "mode": mode,
                              "arch": r.architecture, "run": r.run_id, "fps": fps,
                              "ceiling": ceiling, "fraction": fps / ceiling})
     return pd.DataFrame(rows, columns=["source", "mode", "arch", "run", "fps", "ceiling",
                                        "fraction"])
 
 
-def _mean(df: pd.DataFrame, arch: str, column: str) -> float:
-    """The mean of ``column`` over a compare's runs of ``arch`` (NaN where none has it)."""
-    if column not in df.columns:
-        return float("nan")
-    values = pd.to_numeric(df.loc[df["arch"] == arch, column], errors="coerce").dropna()
-    return float(values.mean()) if len(values) else float("nan")
+#: compare_details's columns (:meth:`seed.results.compare.Compare.details_row`).
+DETAILS_COLUMNS = [
+    "compare_dir", "mode", "seed_run_fps", "seed_cores_busy", "impala_cores_busy",
+    "seed_cpu_us", "impala_cpu_us", "seed_learner_cpu_us", "seed_frames_per_cpu_s",
+    "impala_frames_per_cpu_s", "seed_latency_p50_ms", "seed_latency_p99_ms", "seed_batch",
+    "seed_batch_ms", "impala_inference_ms", "impala_pull_ms", "ceiling_mismatch",
+    "seed_lockstep_fps", "seed_lockstep_fraction", "seed_turns_fps", "seed_turns_fraction"]
 
 
-def compare_details(compares: list[pd.DataFrame]) -> pd.DataFrame:
+def compare_details(compares: list[Compare]) -> pd.DataFrame:
     """One row per compare: what its runs measured besides frames/s, from compare.csv (the
     mean over the runs of an architecture) and compare.json (the cores, the roofline).
 
@@ -218,45 +213,7 @@ def compare_details(compares: list[pd.DataFrame]) -> pd.DataFrame:
     seed_lockstep_fps and seed_lockstep_fraction (SEED's serve bound with its steps in
     turn, and the share of it reached; NaN where the roofline had none), seed_turns_fps and
     seed_turns_fraction (the same with those turns run for real, seed/bench/turns.py)."""
-    nan = float("nan")
-    rows = []
-    for df in compares:
-        d = Path(df["compare_dir"].iloc[0])
-        meta = load_compare_json(d / "compare.json")
-        roof = meta.get("roofline") or {}
-        cores = meta.get("cores")
-        seed_fps = _mean(df, "seed", "fps")
-        seed_fpc, impala_fpc = (_mean(df, a, "frames_per_cpu_s") for a in ("seed", "impala"))
-        learner = _mean(df, "seed", "learner_cpu_util")
-        rows.append({
-            "compare_dir": str(d), "mode": df["mode"].iloc[0] or "?",
-            "seed_run_fps": [float(x) for x in df.loc[df["arch"] == "seed", "fps"]],
-            "seed_cores_busy": _mean(df, "seed", "cpu_util"),
-            "impala_cores_busy": _mean(df, "impala", "cpu_util"),
-            "seed_cpu_us": 1e6 / seed_fpc if seed_fpc else nan,
-            "impala_cpu_us": 1e6 / impala_fpc if impala_fpc else nan,
-            "seed_learner_cpu_us": (1e6 * learner * cores / seed_fps
-                                    if cores and seed_fps and not math.isnan(learner) else nan),
-            "seed_frames_per_cpu_s": seed_fpc, "impala_frames_per_cpu_s": impala_fpc,
-            "seed_latency_p50_ms": _mean(df, "seed", "action_latency_p50_ms"),
-            "seed_latency_p99_ms": _mean(df, "seed", "action_latency_p99_ms"),
-            "seed_batch": _mean(df, "seed", "inference_batch_size"),
-            "seed_batch_ms": _mean(df, "seed", "learner_inference_ms"),
-            "impala_inference_ms": _mean(df, "impala", "actor_inference_ms"),
-            "impala_pull_ms": _mean(df, "impala", "parameter_pull_ms"),
-            "ceiling_mismatch": ", ".join(roof.get("mismatched") or []),
-            "seed_lockstep_fps": float(roof.get("seed_lockstep_fps") or nan),
-            "seed_lockstep_fraction": float(roof.get("seed_lockstep_fraction") or nan),
-            "seed_turns_fps": float(roof.get("seed_turns_fps") or nan),
-            "seed_turns_fraction": float(roof.get("seed_turns_fraction") or nan),
-        })
-    return pd.DataFrame(rows, columns=[
-        "compare_dir", "mode", "seed_run_fps", "seed_cores_busy", "impala_cores_busy",
-        "seed_cpu_us", "impala_cpu_us", "seed_learner_cpu_us", "seed_frames_per_cpu_s",
-        "impala_frames_per_cpu_s", "seed_latency_p50_ms", "seed_latency_p99_ms",
-        "seed_batch", "seed_batch_ms", "impala_inference_ms", "impala_pull_ms",
-        "ceiling_mismatch", "seed_lockstep_fps", "seed_lockstep_fraction", "seed_turns_fps",
-        "seed_turns_fraction"])
+    return pd.DataFrame([c.details_row() for c in compares], columns=DETAILS_COLUMNS)
 
 
 def before_after_pairs(compare_dirs) -> list[tuple[str, str]]:
@@ -276,19 +233,6 @@ def before_after_pairs(compare_dirs) -> list[tuple[str, str]]:
     return sorted(pairs)
 
 
-#: ``seed timeline``'s critical-path segments (:data:`seed.bench.timeline.SEGMENTS`) in the
-#: groups the report gives, in the cycle's order; each segment in one group, so the groups
-#: add up to the batch-to-batch interval as the segments do.
-CYCLE_GROUPS = (
-    ("pre-inference", ("pre-inference",)),
-    ("inference", ("inference",)),
-    ("reply", ("post-inference", "reply hand-off", "reply encode", "reply transit")),
-    ("actor sim", ("actor sim",)),
-    ("request", ("actor encode+send", "request transit", "decode", "pre-submit",
-                 "batcher wake-up")),
-)
-
-
 def _idle_poll(run_dir: Path) -> bool | None:
     """Whether a run's idle cores polled: its config.json's ``cpu_idle_poll`` (False in a
     run from before the field); None where the config.json cannot be read."""
@@ -298,10 +242,10 @@ def _idle_poll(run_dir: Path) -> bool | None:
         return None
 
 
-def lockstep_cycles(timelines: list[dict], order=()) -> pd.DataFrame:
+def lockstep_cycles(timelines: list[Timeline], order=()) -> pd.DataFrame:
     """One row per SEED run's ``timeline.json`` (each a
-    :func:`seed.results.bench.load_timeline` mapping): its lock-step cycles in the
-    :data:`CYCLE_GROUPS`.
+    :class:`~seed.results.timeline.Timeline` read from it): its lock-step cycles in the
+    :data:`~seed.results.timeline.CYCLE_GROUPS`.
 
     Columns: compare_dir, run (its folder), cpu_idle_poll (the run's config.json; None where
     that cannot be read), cycles (matched), interval_ms (their mean batch-to-batch
@@ -311,16 +255,12 @@ def lockstep_cycles(timelines: list[dict], order=()) -> pd.DataFrame:
     the compare folders of ``order`` (others after them, by folder), then the run."""
     rows = []
     for t in timelines:
-        run_dir = Path(t["source"]).parent
-        segments = {s["name"]: float(s["mean_ms"]) for s in t["segments"]}
-        off = {o["name"]: float(o["mean_ms"]) for o in t.get("off_path", [])}
+        run_dir = Path(t.source).parent
         rows.append({
             "compare_dir": str(run_dir.parent), "run": run_dir.name,
-            "cpu_idle_poll": _idle_poll(run_dir), "cycles": int(t["cycles"]),
-            "interval_ms": float(t["interval"]["mean_ms"]),
-            "frames_per_s": float(t["frames_per_s"]),
-            **{group: sum(segments[name] for name in names) for group, names in CYCLE_GROUPS},
-            "bookkeeping_ms": off.get("post-reply bookkeeping", float("nan")),
+            "cpu_idle_poll": _idle_poll(run_dir), "cycles": t.cycles,
+            "interval_ms": t.interval.mean_ms, "frames_per_s": t.frames_per_s,
+            **t.groups_ms(), "bookkeeping_ms": t.off_path_ms("post-reply bookkeeping"),
         })
     columns = ["compare_dir", "run", "cpu_idle_poll", "cycles", "interval_ms", "frames_per_s",
                *[group for group, _ in CYCLE_GROUPS], "bookkeeping_ms"]
@@ -346,16 +286,14 @@ def foreign_load(metrics: pd.DataFrame, upto_frames: float | None = None) -> flo
     return float(values.mean()) if len(values) else None
 
 
-def compare_loads(compare: pd.DataFrame) -> list:
-    """The foreign load (:func:`foreign_load` over all its rows) of each run of a compare
-    (a :func:`seed.results.bench.load_compare` frame), in its rows' order; None for a run
-    that did not record it or whose metrics.csv cannot be read."""
-    from seed.results.run_dirs import METRICS, read_metrics
-    d = Path(compare["compare_dir"].iloc[0])
+def compare_loads(compare: Compare) -> list:
+    """The foreign load (:func:`foreign_load` over all its rows) of each run of a compare,
+    in its rows' order; None for a run that did not record it or whose metrics.csv cannot be
+    read."""
     loads = []
-    for _, row in compare.iterrows():
+    for run, arch in zip(compare.runs["run"], compare.runs["arch"]):
         try:
-            loads.append(foreign_load(read_metrics(d / str(row["run"]) / METRICS, row["arch"])))
+            loads.append(foreign_load(read_metrics(compare.directory / run / METRICS, arch)))
         except RunDirError:
             loads.append(None)
     return loads

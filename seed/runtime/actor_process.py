@@ -7,7 +7,6 @@ import json
 import logging
 import os
 import signal
-import sys
 import time
 
 import grpc
@@ -150,8 +149,3 @@ def run_actor_loop(address: str, task: int, what: str, build, session, security=
     finally:
         if "envs" in parts:
             parts["envs"].close()
-
-
-def setup_logging() -> None:
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
-                        format="%(asctime)s %(name)s %(levelname)s %(message)s")

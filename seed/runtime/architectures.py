@@ -18,7 +18,7 @@ from seed.config import Config, ConfigError
 from seed.runtime.impala_arch import actor as impala_actor
 from seed.runtime.impala_arch.learner import ImpalaLearnerService
 from seed.runtime.seed_arch import actor as seed_actor
-from seed.runtime.seed_arch import transport as seed_transport
+from seed.runtime.seed_arch import sizing
 from seed.runtime.seed_arch.learner import SeedLearnerService
 from seed.runtime.service import LearnerService
 
@@ -56,7 +56,7 @@ def _no_rules(config: Config) -> None:
 
 ARCHITECTURES = {a.name: a for a in (
     Architecture("seed", SeedLearnerService, seed_actor.run_actor, agents=None,
-                 max_streams=seed_transport.max_streams, check_config=seed_transport.check),
+                 max_streams=sizing.max_streams, check_config=sizing.check),
     Architecture("impala", ImpalaLearnerService, impala_actor.run_actor, agents=("vtrace",),
                  max_streams=_no_streams, check_config=_no_rules),
 )}

@@ -7,7 +7,7 @@ previous checkpoint intact and never a half-written one. Replay contents are not
 of V-trace holds seconds of data).
 
 The agent's part is its ``checkpoint_state()``: arrays keyed by variable name
-(:class:`seed.agents.base.NamedVariables`, which also refuses a state that does
+(:class:`seed.agents.contract.NamedVariables`, which also refuses a state that does
 not fit). An ``.npz`` rather than ``tf.train.Checkpoint`` + ``CheckpointManager``:
 the variables and the counters of the metrics row they belong to land in one
 file with one fsynced rename (a TensorFlow checkpoint is several files and an

@@ -1,8 +1,9 @@
 """One training run, either architecture: learner service, actors, metrics, checkpoints.
 
-``train(config)`` runs the learner in this process (:func:`train_here`), or with
-``learner_on_gpu_node`` on a GPU node of a Ray cluster. In this process a run is
-made of these parts, in the order they act:
+``train(config)`` runs the learner in this process (:func:`train_here`, after
+:func:`check`); ``seed train`` runs :func:`train_here` on a GPU node of a Ray cluster
+instead with ``learner_on_gpu_node``. In this process a run is made of these parts, in the
+order they act:
 
 * :func:`prepare_run_dir`: a new run directory's path, or a resumed one with its
   checkpoint and counters;
@@ -43,6 +44,7 @@ from seed.metrics.writer import MetricsWriter
 from seed.runtime import architectures, checkpoint, cpu_idle, disk, memory
 from seed.runtime.learner_core import EnvSpec, LearnerCore
 from seed.runtime.service import LearnerService
+from seed.runtime.stats import RunStats
 from seed.transport.channel import start_server, unix_socket_path
 from seed.unroll_spec import UnrollSpec
 
@@ -64,7 +66,7 @@ def make_launcher(config: Config, run_dir: Path) -> Launcher:
         return ExternalActors()
     if config.launcher == "ray":
         from seed.launch.ray_launcher import RayLauncher
-        return RayLauncher(config, run_dir)
+        return RayLauncher(config, run_dir, architectures.architecture(config.arch).run_actor)
     raise ConfigError(f"unknown launcher {config.launcher!r}: choose local, ray or none")
 
 
@@ -182,30 +184,29 @@ def prepare_run_dir(config: Config, resume_dir: str | None, given: dict | None =
     return config, run_dir, {}, None
 
 
-def train(config: Config, resume_dir: str | None = None, given: dict | None = None) -> dict:
-    """Run to the budget; returns a summary dict (also written to summary.json).
-
-    With ``resume_dir`` the saved run goes on under its saved config, with each field in
-    ``given`` (the fields the user gave explicitly) set as given (:func:`prepare_run_dir`).
-
-    The learner runs in this process, or with ``learner_on_gpu_node`` in a Ray
-    actor on a GPU node of the cluster, which runs :func:`train_here` there.
-    """
+def check(config: Config) -> None:
+    """What a run checks before anything is made: the config against its architecture
+    (one line, ConfigError), and that idle cores may be made to poll where it asks to."""
     architectures.validate(config)
     if config.cpu_idle_poll:
         cpu_idle.check()  # before a run directory is made
-    if config.learner_on_gpu_node:
-        from seed.launch import ray_launcher
-        if config.launcher != "ray":
-            raise ConfigError("learner_on_gpu_node needs --launcher ray")
-        return ray_launcher.train_on_gpu_node(config, resume_dir, given, train_here,
-                                              config.logdir or default_run_dir(config))
+
+
+def train(config: Config, resume_dir: str | None = None, given: dict | None = None) -> dict:
+    """Run to the budget with the learner in this process; returns a summary dict (also
+    written to summary.json). ``seed train`` runs it here, or with ``learner_on_gpu_node``
+    runs :func:`train_here` on a GPU node of the Ray cluster (``seed.cli.launch_training``).
+
+    With ``resume_dir`` the saved run goes on under its saved config, with each field in
+    ``given`` (the fields the user gave explicitly) set as given (:func:`prepare_run_dir`).
+    """
+    check(config)
     return train_here(config, resume_dir, given)
 
 
 def train_here(config: Config, resume_dir: str | None = None,
                given: dict | None = None) -> dict:
-    """The run with its learner in this process (``config`` validated by :func:`train`).
+    """The run with its learner in this process (``config`` checked by :func:`check`).
 
     It ends at the budget, on SIGINT/SIGTERM, or when the learner or an actor
     fails; then actors stop first, then training and the server, and a clean stop
@@ -291,18 +292,14 @@ def _learner_core(config: Config, run_dir: Path, counters: dict,
                  "frames_per_step": env_spec.frames_per_step,
                  "env_engine": envs.engine_info(config.env)})
     if agent_state is not None:
-        from seed.agents.base import CheckpointMismatch  # loaded with the agent by now
+        from seed.agents.contract import CheckpointMismatch  # loaded with the agent by now
         try:
             core.agent.restore_state(agent_state)
         except CheckpointMismatch as e:
             raise checkpoint.CheckpointError(
                 f"cannot resume {run_dir}: its {checkpoint.CHECKPOINT} is not from the agent "
                 f"and network its config.json names ({e})") from None
-        s = core.stats
-        s.env_steps = counters["env_steps"]
-        s.learner_steps = counters["learner_steps"]
-        s.env_steps_trained = counters["env_steps_trained"]
-        s.episodes_total = counters["episodes_total"]
+        core.stats.restore(counters)
     return core, device
 
 
@@ -399,10 +396,7 @@ class _RunRecord:
         row.update(self.critic_watch.check(row))
         self.writer.write_metrics(row)
         self.progress.update(row, self.recent_returns)
-        self.logged = {"env_steps": sample["env_steps"],
-                       "learner_steps": sample["learner_steps"],
-                       "env_steps_trained": sample["env_steps_trained"],
-                       "episodes_total": sample["episodes_total"], "wall_time": wall,
+        self.logged = {**{name: sample[name] for name in RunStats.COUNTERS}, "wall_time": wall,
                        "segments": self.segments}
 
     def checkpoint(self) -> None:

@@ -25,6 +25,9 @@ MAX_PREFIX = "max_"
 
 
 class RunStats:
+    #: The totals a checkpoint keeps and a resume restores (:meth:`counters`, :meth:`restore`).
+    COUNTERS = ("env_steps", "learner_steps", "env_steps_trained", "episodes_total")
+
     def __init__(self):
         self._lock = threading.Lock()
         # Totals (survive a resume through the checkpoint).
@@ -48,6 +51,18 @@ class RunStats:
         self._train_sums: dict[str, float] = {}
         self._train_counts: dict[str, int] = {}
         self._train_maxima: dict[str, float] = {}
+
+    def counters(self) -> dict[str, int]:
+        """The :data:`COUNTERS` as they stand, read together."""
+        with self._lock:
+            return {name: getattr(self, name) for name in self.COUNTERS}
+
+    def restore(self, counters: dict) -> None:
+        """Set the :data:`COUNTERS` from what :meth:`counters` gave (a resume's checkpoint);
+        other keys (the run's wall time) are not the stats' and are left."""
+        with self._lock:
+            for name in self.COUNTERS:
+                setattr(self, name, int(counters[name]))
 
     def add_env_steps(self, n: int) -> None:
         with self._lock:
@@ -94,10 +109,7 @@ class RunStats:
         """Everything sampled since the last call, plus current totals."""
         with self._lock:
             out = {
-                "env_steps": self.env_steps,
-                "learner_steps": self.learner_steps,
-                "env_steps_trained": self.env_steps_trained,
-                "episodes_total": self.episodes_total,
+                **{name: getattr(self, name) for name in self.COUNTERS},
                 "episodes": self._episodes,
                 "action_latencies_ms": np.asarray(self._action_latencies_ms, np.float64),
                 "pull_ms": np.asarray(self._pull_ms, np.float64),

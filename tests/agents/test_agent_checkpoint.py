@@ -1,4 +1,4 @@
-"""One checkpoint implementation for every agent (seed.agents.base.NamedVariables): variables
+"""One checkpoint implementation for every agent (seed.agents.contract.NamedVariables): variables
 by name, refusals that name what does not fit, and a resume that carries the optimizer state."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import pytest
 from gymnasium import spaces
 
 from seed.agents import make_agent
-from seed.agents.base import CheckpointMismatch
+from seed.agents.contract import CheckpointMismatch
 from seed.config import Config, make_config
 from seed.networks import REGISTRY
 from seed.runtime import checkpoint

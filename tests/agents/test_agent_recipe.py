@@ -14,7 +14,7 @@ import tensorflow as tf
 from gymnasium import spaces
 
 from seed.agents import agent_names, make_agent, register_agent, unregister_agent
-from seed.agents.base import Agent, Buffer
+from seed.agents.contract import Agent, Buffer
 from seed.buffers.prioritized import PrioritizedReplay
 from seed.buffers.unroll_queue import QueueClosed, UnrollQueue
 from seed.config import Config, ConfigError, from_saved, make_config

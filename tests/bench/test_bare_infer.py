@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from seed.bench import bare_infer
-from seed.bench.roofline import inference_inputs
+from seed.bench.costs import inference_inputs
 from seed.bench.timing import alternate, rates
 from seed.config import make_config
 from seed.runtime.learner_core import EnvSpec

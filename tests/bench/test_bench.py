@@ -10,9 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from seed.bench import compare, roofline, sweep
+from seed.bench import ceilings, compare, costs, roofline, sweep
 from seed.cli import main
 from seed.config import Config, ConfigError, make_config
+from seed.results.compare import RUN_COLUMNS
+from seed.results.roofline import from_json, load_roofline
 
 # -- compare ---------------------------------------------------------------------------
 
@@ -67,7 +69,7 @@ def test_compare_end_to_end_serve(tmp_path, capsys):
     with open(out / "compare.csv") as f:
         rows = list(csv.DictReader(f))
     assert [r["run"] for r in rows] == ["seed-1", "impala-1", "seed-2"]
-    assert set(compare.COLUMNS) <= set(rows[0])
+    assert set(RUN_COLUMNS) <= set(rows[0])
     data = json.loads((out / "compare.json").read_text())
     for key in ("command", "machine", "mode", "seconds", "config", "runs", "fps_ratio",
                 "seed_fps_mean", "impala_fps", "steady_state_rule"):
@@ -96,6 +98,7 @@ def test_roofline_json_and_ceiling_formula(tmp_path):
     result = roofline.run_roofline(cfg, seconds=0.3, processes=1, echo=lambda *_: None)
     path = roofline.write_roofline(result, tmp_path / "roof.json")
     r = json.loads(path.read_text())
+    assert load_roofline(path).to_json() == r  # the type reads back what it wrote
     for key in ("env", "network", "network_kwargs", "config", "cores", "frames_per_step",
                 "simulation", "inference", "training", "costs_cpu_s_per_frame", "ceilings",
                 "formula", "machine", "seed_batch", "impala_batch"):
@@ -118,7 +121,7 @@ def test_roofline_json_and_ceiling_formula(tmp_path):
         cores / (c["sim"] + c["inf_seed"] + dp))
     assert d["seed_train_with_data_path"] == pytest.approx(
         cores / (c["sim"] + c["inf_seed"] + c["train"] + dp))
-    assert "SEED data path alone" in roofline.format_roofline(r)
+    assert "SEED data path alone" in from_json(r, path).format()
     assert r["training"]["env_steps_per_train_step"] == 5 * 2
     # FLOPs: the MLP's (50 -> 64 -> 64 -> 3 policy + 1 baseline) per env step, 2 a
     # multiply-add; every unroll step (T + 1 = 6) of both unrolls forward and backward
@@ -134,9 +137,9 @@ def test_roofline_json_and_ceiling_formula(tmp_path):
         f["train_step"] / r["training"]["wall_s_per_step"])
     assert f["training"]["share_of_peak"] == pytest.approx(
         f["training"]["flops_per_s"] / f["peak"]["float32"])
-    assert "FLOPs per frame: inference" in roofline.format_roofline(r)
+    assert "FLOPs per frame: inference" in from_json(r, path).format()
     assert r["bare_training"] is None  # the bare reference exists for the Atari networks only
-    assert "bare TensorFlow" not in roofline.format_roofline(r)
+    assert "bare TensorFlow" not in from_json(r, path).format()
     r["bare_training"] = {"frames_per_s": 2000.0, "wall_s_per_step": 0.04, "agent_over_bare": 0.5}
     assert r["inference_vs_bare"] is None  # likewise the bare inference step
     r["inference_vs_bare"] = {"16": {
@@ -144,24 +147,24 @@ def test_roofline_json_and_ceiling_formula(tmp_path):
         "agent_parts_ms": {"network": 4.0, "stack_update": 0.3, "sampling": 0.1,
                            "host_copies_in": 0.1, "host_copies_out": 0.05},
         "agent_rest_ms": 0.45}}
-    text = roofline.format_roofline(r)
-    assert "inference batch   16 vs bare TensorFlow" in text and "infer_over_bare 0.90" in text
-    assert ("network 4.00, stack update 0.30, sampling 0.10, host copies in 0.10, host copies "
-            "out 0.05; the rest (dispatch, glue) 0.45 ms") in text
-    assert "the agent's step runs at 0.50 x its speed" in roofline.format_roofline(r)
+    text = from_json(r, path).format()
+    assert ("inference batch 16 vs bare TensorFlow: agent / bare 5.00 / 4.50 ms a call, infer "
+            "over bare 0.90; the agent's call in parts, each alone (ms): 4.00, 0.30, 0.10, "
+            "0.10, 0.05") in text
+    assert "bare TensorFlow train step: 40.00 ms a step; agent at 0.50 of bare" in text
     # compare reads it: fractions of the ceiling per architecture
     summary = {"seed_fps_mean": ceil["seed_serve"] / 2, "impala_fps": ceil["impala_serve"] / 4}
-    frac = compare.ceiling_fractions(path, "serve", summary, cfg.to_json())
+    frac = ceilings.ceiling_fractions(path, "serve", summary, cfg.to_json())
     assert frac["seed_fraction"] == pytest.approx(0.5)
     assert frac["impala_fraction"] == pytest.approx(0.25)
     assert frac["mismatched"] == []
     same = dict(cfg.to_json(), network_kwargs={"hidden_sizes": [64, 64]})  # the default
-    assert compare.ceiling_fractions(path, "serve", summary, same)["mismatched"] == []
+    assert ceilings.ceiling_fractions(path, "serve", summary, same)["mismatched"] == []
     other = dict(cfg.to_json(), network_kwargs={"hidden_sizes": [512, 512]})
-    assert compare.ceiling_fractions(path, "serve", summary, other)["mismatched"] == \
+    assert ceilings.ceiling_fractions(path, "serve", summary, other)["mismatched"] == \
         ["network_kwargs"]
     polled = dict(cfg.to_json(), cpu_idle_poll=True)  # measured with halting cores
-    assert compare.ceiling_fractions(path, "serve", summary, polled)["mismatched"] == \
+    assert ceilings.ceiling_fractions(path, "serve", summary, polled)["mismatched"] == \
         ["cpu_idle_poll"]
     # SEED's steps in turn: inference of the batch of all 4 envs, both actors' 2 steps
     # (one process per core at most), the data path's cycle
@@ -172,7 +175,7 @@ def test_roofline_json_and_ceiling_formula(tmp_path):
              + frames / d["frames_per_s"])
     assert lock["frames_per_s"] == pytest.approx(frames / cycle)
     assert lock["fraction_of_serve_ceiling"] == pytest.approx(frames / cycle / ceil["seed_serve"])
-    assert "in turn (actor_splits 1)" in roofline.format_roofline(r)
+    assert "SEED lock-step serve bound: " in from_json(r, path).format()
     # the same turns run for real (seed/bench/turns.py), plus the data path's cycle
     turns = lock["turns"]
     assert turns["cycles"] >= 1
@@ -181,7 +184,7 @@ def test_roofline_json_and_ceiling_formula(tmp_path):
     assert turns["frames_per_s"] == pytest.approx(frames / turns["cycle_wall_s"])
     assert turns["with_data_path_frames_per_s"] == pytest.approx(frames / (
         turns["inference_wall_s"] + turns["stepping_wall_s"] + lock["data_path_wall_s"]))
-    assert "the same turns run for real without SEED" in roofline.format_roofline(r)
+    assert "SEED lock-step turns without SEED: " in from_json(r, path).format()
     assert frac["seed_lockstep_fraction"] == pytest.approx(summary["seed_fps_mean"] / (frames / cycle))
     table = compare.format_table([], dict(summary, fps_ratio=None, seed_drift=None), frac,
                                  "serve")
@@ -191,9 +194,9 @@ def test_roofline_json_and_ceiling_formula(tmp_path):
         summary["seed_fps_mean"] / turns["with_data_path_frames_per_s"])
     assert "the same turns run for real without SEED" in table
     # it bounds that schedule's serve runs only
-    assert "seed_lockstep_fraction" not in compare.ceiling_fractions(
+    assert "seed_lockstep_fraction" not in ceilings.ceiling_fractions(
         path, "train", summary, cfg.to_json())
-    assert "seed_lockstep_fraction" not in compare.ceiling_fractions(
+    assert "seed_lockstep_fraction" not in ceilings.ceiling_fractions(
         path, "serve", summary, dict(cfg.to_json(), actor_splits=2))
 
 
@@ -201,14 +204,14 @@ def test_ceiling_fractions_without_or_with_a_damaged_roofline(tmp_path):
     summary = {"seed_fps_mean": 100.0, "impala_fps": 50.0}
     config = make_config(env="toy:catch", network="mlp").to_json()
     path = tmp_path / "roofline" / "toy_catch_mlp.json"
-    assert compare.ceiling_fractions(path, "serve", summary, config) is None
+    assert ceilings.ceiling_fractions(path, "serve", summary, config) is None
     path.parent.mkdir()
     path.write_text('{"env": "toy:catch"}')  # read through seed.results: its one-line reason
-    assert compare.ceiling_fractions(path, "serve", summary, config) == {
+    assert ceilings.ceiling_fractions(path, "serve", summary, config) == {
         "path": str(path),
         "error": f"{path}: has no 'ceilings' mapping (not written by seed roofline)"}
     path.write_text('{"ceilings": ')
-    assert compare.ceiling_fractions(path, "serve", summary, config)["error"].startswith(
+    assert ceilings.ceiling_fractions(path, "serve", summary, config)["error"].startswith(
         f"{path}: not valid JSON")
 
 
@@ -231,8 +234,8 @@ def test_roofline_has_no_lockstep_bound_for_split_actors(tmp_path):
     cfg = make_config(env="toy:catch", network="mlp", actors=1, envs_per_actor=2, actor_splits=2,
                       unroll_length=5, batch_size=2, arch="seed")
     r = roofline.run_roofline(cfg, seconds=0.2, processes=1, echo=lambda *_: None)
-    assert r["seed_lockstep_serve"] is None
-    assert "in turn" not in roofline.format_roofline(r)
+    assert r.seed_lockstep_serve is None
+    assert "lock-step" not in r.format()
 
 
 def test_roofline_times_an_r2d2_step_whatever_its_replay_ratio():
@@ -242,9 +245,9 @@ def test_roofline_times_an_r2d2_step_whatever_its_replay_ratio():
     cfg = make_config(env="toy:catch", network="mlp", agent="r2d2", actors=1, envs_per_actor=4,
                       eval_envs=1, unroll_length=4, burn_in=1, batch_size=2, replay_min_size=2,
                       replay_ratio=4.0, network_kwargs={"lstm_size": 8}, arch="seed")
-    agent, spec = roofline.build_agent(cfg)
+    agent, spec = costs.build_agent(cfg)
     assert agent.new_buffer().limiter.samples_per_insert == 0
-    timer = roofline.training_timer(agent, cfg, spec.observation_space, 1, min_steps=20)
+    timer = costs.training_timer(agent, cfg, spec.observation_space, 1, min_steps=20)
     assert timer(0.0)["steps"] >= 20
 
 
@@ -309,11 +312,11 @@ def test_alternate_runs_the_timers_in_turns_and_sums_their_blocks():
 
 
 def test_a_roofline_measured_with_idle_cores_polling_or_in_bfloat16_has_its_own_file():
-    assert compare.roofline_path("atari:Pong", "nature_cnn") == \
+    assert ceilings.roofline_path("atari:Pong", "nature_cnn") == \
         Path("results/roofline/atari_Pong_nature_cnn.json")
-    assert compare.roofline_path("atari:Pong", "nature_cnn", cpu_idle_poll=True) == \
+    assert ceilings.roofline_path("atari:Pong", "nature_cnn", cpu_idle_poll=True) == \
         Path("results/roofline/atari_Pong_nature_cnn-idlepoll.json")
-    assert compare.roofline_path("atari:Pong", "nature_cnn", compute_dtype="bfloat16") == \
+    assert ceilings.roofline_path("atari:Pong", "nature_cnn", compute_dtype="bfloat16") == \
         Path("results/roofline/atari_Pong_nature_cnn-bfloat16.json")
-    assert compare.roofline_path("atari:Pong", "nature_cnn", True, "bfloat16_train") == \
+    assert ceilings.roofline_path("atari:Pong", "nature_cnn", True, "bfloat16_train") == \
         Path("results/roofline/atari_Pong_nature_cnn-idlepoll-bfloat16_train.json")

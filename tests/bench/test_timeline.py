@@ -18,6 +18,8 @@ from seed.bench import timeline as analysis
 from seed.cli import main
 from seed.config import make_config
 from seed.metrics import timeline as rec
+from seed.results.compare import RUN_COLUMNS
+from seed.results.timeline import SEGMENTS, from_json
 
 ROOT = Path(__file__).resolve().parents[2]
 META = {"actors": 2, "envs_per_actor": 4, "actor_splits": 1, "inference_batch_size": 8,
@@ -46,7 +48,7 @@ def write_lockstep(run_dir: Path, full_batches: int = 41, meta: dict | None = No
         actors[a].step(KEYS[a], received * ms, stepped * ms, put * ms)
         t_in = put + 0.5
         i = learner.request(a, KEYS[a], t_in * ms, (t_in + 0.2) * ms)
-        learner.mark(i, rec.SUBMITTED, (t_in + 0.25) * ms)
+        learner.mark(i, "submitted", (t_in + 0.25) * ms)
         return i, t_in + 0.25
 
     t = T0 / ms
@@ -57,15 +59,18 @@ def write_lockstep(run_dir: Path, full_batches: int = 41, meta: dict | None = No
         infer0 = wake + 0.5
         infer1 = infer0 + (3.0 if b % 2 == 0 else 4.0)
         reply = infer1 + 0.25
-        learner.batch(requests, 4 * len(requests),
-                      *(x * ms for x in (wake, infer0, infer1, reply, reply + 0.3, reply + 1.3)))
+        index = learner.open_batch(wake * ms)
+        for field, t in (("infer_start", infer0), ("infer_end", infer1), ("reply_start", reply),
+                         ("replied", reply + 0.3)):
+            learner.mark_batch(index, field, t * ms)
+        learner.close_batch(index, requests, 4 * len(requests), (reply + 1.3) * ms)
         if b == full_batches:
             break
         pending = []
         for a, i in zip(KEYS, requests):
             woken = reply + handoff[a]
-            learner.mark(i, rec.WOKEN, woken * ms)
-            learner.mark(i, rec.YIELDED, (woken + 0.05) * ms)
+            learner.mark(i, "woken", woken * ms)
+            learner.mark(i, "yielded", (woken + 0.05) * ms)
             received = woken + 0.05 + 0.4
             stepped = received + sim[a]
             if b < full_batches - 1 or a == 0:  # actor 1's last request never arrives
@@ -81,7 +86,7 @@ def _by_name(items):
 
 def test_hand_built_timeline_gives_its_known_segments(tmp_path):
     write_lockstep(tmp_path)
-    s = analysis.analyse(tmp_path, skip_first=0, skip_last=0)
+    s = analysis.analyse(tmp_path, skip_first=0, skip_last=0).to_json()
     # 42 batches: 41 pairs of neighbours; the last pair holds actor 0 alone
     assert s["batches_recorded"] == 42 and s["cycles"] == 40
     assert s["skipped"] == {"not lock-step": 1, "incomplete stamps": 0, "no actor step": 0,
@@ -94,7 +99,7 @@ def test_hand_built_timeline_gives_its_known_segments(tmp_path):
         "request transit": (0.5, 0.5, 0.5), "decode": (0.2, 0.2, 0.2),
         "pre-submit": (0.05, 0.05, 0.05), "batcher wake-up": (0.05, 0.05, 0.05)}
     segs = _by_name(s["segments"])
-    assert list(segs) == [name for name, _ in analysis.SEGMENTS]
+    assert list(segs) == [name for name, _ in SEGMENTS]
     for name, (mean, p50, p90) in expected.items():
         got = segs[name]
         assert (got["mean_ms"], got["p50_ms"], got["p90_ms"]) == \
@@ -121,9 +126,25 @@ def test_hand_built_timeline_gives_its_known_segments(tmp_path):
     assert s["critical_actor_share"] == {1: 1.0}
 
 
+def test_the_spans_chain_the_stamps_in_the_order_of_the_segments():
+    assert list(analysis.SPANS) == [name for name, _ in SEGMENTS]
+    spans = list(analysis.SPANS.values())
+    assert spans[0][0] == "batch released" and spans[-1][1] == "next batch released"
+    assert all(a[1] == b[0] for a, b in zip(spans, spans[1:]))
+
+
+def test_the_summary_reads_back_as_it_was_written(tmp_path):
+    write_lockstep(tmp_path)
+    s = analysis.analyse(tmp_path, skip_first=0, skip_last=0)
+    back = from_json(json.loads(json.dumps(s.to_json())), tmp_path / "timeline.json")
+    assert back.segments == s.segments and back.off_path == s.off_path
+    assert back.to_json() == json.loads(json.dumps(s.to_json()))
+    assert back.format() == s.format()
+
+
 def test_warm_up_and_the_end_are_left_out_by_default(tmp_path):
     write_lockstep(tmp_path)
-    s = analysis.analyse(tmp_path)
+    s = analysis.analyse(tmp_path).to_json()
     # 42 batches: the first ceil(4.2) = 5 and the last ceil(2.1) = 3 go; pairs of 5..38
     assert s["window"]["first"] == 5 and s["window"]["end"] == 39
     assert s["cycles"] == 33 and sum(s["skipped"].values()) == 0
@@ -153,7 +174,7 @@ def test_bad_input_is_named_in_one_line(tmp_path, capsys):
     _one_line_error(tmp_path / "nope", "nope", "not a run directory")
     empty = tmp_path / "empty"
     empty.mkdir()
-    _one_line_error(empty, rec.LEARNER_FILE, "missing", "transport.timeline=true")
+    _one_line_error(empty, rec.LEARNER_FILE, "missing", "--set timeline=true")
 
     run = tmp_path / "run"
     write_lockstep(run)
@@ -203,7 +224,7 @@ def test_compare_timeline_records_and_breaks_down_the_seed_runs_only(tmp_path, m
             write_lockstep(run_dir)
         else:
             run_dir.mkdir(parents=True)
-        row = {c: None for c in compare.COLUMNS}
+        row = {c: None for c in RUN_COLUMNS}
         row.update(run=run_dir.name, arch=arch, rc=0, steady=True, fps=100.0,
                    run_dir=str(run_dir))
         return row
@@ -212,7 +233,7 @@ def test_compare_timeline_records_and_breaks_down_the_seed_runs_only(tmp_path, m
     config = make_config(env="toy:catch", actors=2, envs_per_actor=4, seconds=1.0)
     res = compare.run_compare(config, "serve", 1.0, tmp_path / "cmp", timeline=True,
                               echo=lambda *_: None)
-    on = ("--set", "transport.timeline=true")
+    on = ("--set", "timeline=true")
     assert calls == [("seed", on), ("impala", ()), ("seed", on)]
     assert [r.get("timeline") is not None for r in res["runs"]] == [True, False, True]
     assert res["runs"][0]["timeline"]["cycles"] == 33
@@ -242,9 +263,9 @@ def test_a_real_seed_run_records_a_timeline_whose_segments_add_up(tmp_path):
         return proc.stdout
 
     seed_cli("train", "--env", "toy:catch", "--actors", "2", "--envs-per-actor", "2",
-             "--frames", "6000", "--set", "train=false", "--set", "transport.timeline=true",
+             "--frames", "6000", "--set", "train=false", "--set", "timeline=true",
              "--logdir", str(run_dir), "--no-progress")
-    assert json.loads((run_dir / "config.json").read_text())["config"]["transport"]["timeline"]
+    assert json.loads((run_dir / "config.json").read_text())["config"]["timeline"]
     for name in (rec.LEARNER_FILE, "timeline-actor-0.npz", "timeline-actor-1.npz"):
         assert (run_dir / name).exists(), name
     out = seed_cli("timeline", str(run_dir))

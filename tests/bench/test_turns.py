@@ -2,13 +2,13 @@
 
 import pytest
 
-from seed.bench import roofline, turns
+from seed.bench import costs, turns
 from seed.config import make_config
 
 
 def _agent(**kw):
     cfg = make_config(env="toy:catch", network="mlp", actors=2, envs_per_actor=3, **kw)
-    agent, spec = roofline.build_agent(cfg)
+    agent, spec = costs.build_agent(cfg)
     return cfg, agent, spec
 
 
@@ -22,7 +22,7 @@ def test_each_cycle_infers_then_every_worker_steps_its_envs():
         return infer(env_ids, prev, env_out)
 
     agent.infer = counted
-    inputs = roofline.inference_inputs(agent, spec.observation_space, 6)
+    inputs = costs.inference_inputs(agent, spec.observation_space, 6)
     r = turns.measure_turns(cfg, agent, inputs, 1, seconds=0.2, warmup_cycles=3)
     assert set(calls) == {6}  # the learner's batch of every env, every cycle
     assert len(calls) == r["cycles"] + 3
@@ -38,7 +38,7 @@ def test_a_worker_that_cannot_make_its_env_is_named_in_one_line():
     cfg, agent, spec = _agent()
     bad = make_config(env="toy:catch", network="mlp", actors=2, envs_per_actor=3,
                       env_kwargs={"no_such_argument": 1})
-    inputs = roofline.inference_inputs(agent, spec.observation_space, 6)
+    inputs = costs.inference_inputs(agent, spec.observation_space, 6)
     with pytest.raises(RuntimeError) as e:
         turns.measure_turns(bad, agent, inputs, 1, seconds=0.1)
     assert str(e.value).startswith("turns: simulation worker 0 failed: ")

@@ -2,7 +2,7 @@ import pytest
 
 from seed.config import ConfigError, make_config
 from seed.runtime.architectures import architecture, validate
-from seed.runtime.seed_arch import transport as seed_transport
+from seed.runtime.seed_arch import sizing
 
 
 @pytest.mark.parametrize("actors,envs,splits,batch", [
@@ -14,14 +14,14 @@ from seed.runtime.seed_arch import transport as seed_transport
 def test_default_inference_batch_is_one_group_per_actor(actors, envs, splits, batch):
     c = make_config(actors=actors, envs_per_actor=envs, actor_splits=splits)
     validate(c)
-    assert seed_transport.inference_batch_size(c) == batch
+    assert sizing.inference_batch_size(c) == batch
 
 
 def test_impala_actors_never_split_and_explicit_batch_wins():
     impala = make_config(arch="impala", actors=2, envs_per_actor=8, actor_splits=4)
     assert architecture("impala").max_streams(impala) == 0  # unary calls only
     assert architecture("impala").grpc_workers(impala) == 2 + 8
-    assert seed_transport.inference_batch_size(make_config(actors=2, envs_per_actor=8,
+    assert sizing.inference_batch_size(make_config(actors=2, envs_per_actor=8,
                                                            inference_batch_size=12)) == 12
 
 

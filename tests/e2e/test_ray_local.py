@@ -21,6 +21,7 @@ import pytest
 from tests.support.optional_ray import HAVE_RAY, needs_ray, ray
 
 from seed.config import make_config
+from seed.runtime.seed_arch.actor import run_actor
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -82,7 +83,8 @@ def test_seed_on_ray_actors_learns_catch(local_ray, tmp_path):
 @needs_ray
 def test_check_raises_once_ray_gives_up_on_an_actor(local_ray, tmp_path):
     from seed.launch.ray_launcher import RayLauncher
-    launcher = RayLauncher(_catch_config(tmp_path, actors=1), tmp_path, max_restarts=0)
+    launcher = RayLauncher(_catch_config(tmp_path, actors=1), tmp_path, run_actor,
+                           max_restarts=0)
     # Nobody listens here: the actor just keeps retrying to connect.
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -184,8 +186,8 @@ def test_killed_actor_is_restarted_by_ray_and_its_envs_start_fresh(local_ray, tm
 @needs_ray
 @pytest.mark.slow
 def test_learner_runs_as_a_ray_actor_holding_the_gpu(local_ray, tmp_path):
-    from seed.runtime.run import train
-    summary = train(_catch_config(tmp_path, frames=20_000, learner_on_gpu_node=True))
+    from seed.cli import launch_training
+    summary = launch_training(_catch_config(tmp_path, frames=20_000, learner_on_gpu_node=True))
     assert summary["stopped_by"] == "budget" and summary["env_frames"] >= 20_000
     where = summary["learner_host"]
     assert where["pid"] != os.getpid()  # not this process: a Ray actor

@@ -4,7 +4,7 @@ import csv
 
 import pytest
 
-from seed.bench import sweep
+from seed.results.sweep import SIZE_COLUMNS
 from seed.cli import main
 
 
@@ -18,7 +18,7 @@ def test_sweep_csv_schema(tmp_path, capsys):
     with open(out / "sweep.csv") as f:
         rows = list(csv.DictReader(f))
     assert [r["size"] for r in rows] == ["small", "medium"]
-    assert set(sweep.SWEEP_COLUMNS) <= set(rows[0])
+    assert set(SIZE_COLUMNS) <= set(rows[0])
     assert int(rows[1]["parameters"]) > int(rows[0]["parameters"])
     for r in rows:
         assert float(r["inf_cpu_us_per_sample_b1"]) > 0

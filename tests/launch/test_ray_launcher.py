@@ -16,6 +16,7 @@ import pytest
 from tests.support.optional_ray import HAVE_RAY
 
 from seed.config import ConfigError, make_config
+from seed.runtime.seed_arch.actor import run_actor
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -37,7 +38,7 @@ def test_ray_launcher_without_ray_says_how_to_install(monkeypatch, tmp_path):
     from seed.launch import ray_launcher
     monkeypatch.setitem(sys.modules, "ray", None)  # import ray -> ImportError
     with pytest.raises(ConfigError, match=r"pip install 'ray\[default\]"):
-        ray_launcher.RayLauncher(make_config(launcher="ray"), tmp_path)
+        ray_launcher.RayLauncher(make_config(launcher="ray"), tmp_path, run_actor)
 
 
 def test_cli_launcher_ray_without_ray_is_one_clear_line(tmp_path):
@@ -144,13 +145,14 @@ def test_learner_on_gpu_node_needs_the_ray_launcher(tmp_path):
 
 
 def test_learner_on_gpu_node_sends_train_here_to_the_gpu_node(monkeypatch, tmp_path):
+    from seed.cli import launch_training
     from seed.launch import ray_launcher
     from seed.runtime import run
     calls = []
     monkeypatch.setattr(ray_launcher, "train_on_gpu_node",
                         lambda *args: calls.append(args) or {"stopped_by": "budget"})
     config = make_config(launcher="ray", learner_on_gpu_node=True, logdir=str(tmp_path / "run"))
-    assert run.train(config, resume_dir=None) == {"stopped_by": "budget"}
+    assert launch_training(config) == {"stopped_by": "budget"}
     [(sent, resume, given, train_here, run_dir)] = calls
     assert sent is config and resume is None and given is None
     assert run_dir == str(tmp_path / "run")

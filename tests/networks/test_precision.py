@@ -114,7 +114,7 @@ def _infer(agent, seed=0):
 
 
 def _one_train_step(agent):
-    from seed.bench.roofline import synthetic_unrolls
+    from seed.bench.costs import synthetic_unrolls
     buffer = agent.new_buffer()
     for unroll in synthetic_unrolls(agent, OBS, count=agent.config.batch_size):
         buffer.put(unroll, timeout=0)

@@ -15,7 +15,10 @@ from seed.plots import PlotError, frames_label, save
 from seed.plots import compare as C
 from seed.plots import learning as L
 from seed.plots import throughput as T
-from seed.results import bench, run_dirs, tables
+from seed.results import run_dirs, tables
+from seed.results.compare import find_compare_files, load_compare
+from seed.results.roofline import find_roofline_files, load_roofline
+from seed.results.sweep import find_sweep_files, load_sweep
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -112,8 +115,8 @@ def test_ratio_figure_one_row_per_group_one_dot_per_compare(tmp_path):
         make_compare(root / "c" / f"serve-{i}", "serve", 100.0 * ratio, 100.0,
                      {"jit_inference": i == 2})
     make_compare(root / "c" / "train-0", "train", 300.0, 200.0)
-    ratios = tables.compare_ratios([bench.load_compare(p, root)
-                                    for p in bench.find_compare_files(root)])
+    ratios = tables.compare_ratios([load_compare(p, root)
+                                    for p in find_compare_files(root)])
     fig = T.ratio_figure(ratios)
     ax = fig.axes[0]
     assert [t.get_text() for t in ax.get_yticklabels()] == [f"{BENCH} · train · mlp",
@@ -137,8 +140,8 @@ def test_throughput_figures_from_a_tree(tree, tmp_path):
     assert "SEED/IMPALA 1.58x" in [t.get_text() for t in fig.axes[0].texts]  # 410 / 260
     _written(fig, tmp_path / "runs.png")
     _written(T.fps_over_time_figure(runs), tmp_path / "fps.png")
-    compares = [bench.load_compare(p, tree) for p in bench.find_compare_files(tree)]
-    roofs = [bench.load_roofline(p) for p in bench.find_roofline_files(tree)]
+    compares = [load_compare(p, tree) for p in find_compare_files(tree)]
+    roofs = [load_roofline(p) for p in find_roofline_files(tree)]
     _written(T.roofline_figure(tables.roofline_table(runs, compares, roofs, tree)),
              tmp_path / "roofline.png")
     for empty, draw, words in ((table.iloc[:0], T.runs_fps_figure, "no run with a steady"),
@@ -151,8 +154,8 @@ def test_throughput_figures_from_a_tree(tree, tmp_path):
 
 
 def test_sweep_figure_against_inference_cost_else_parameters(tree, tmp_path):
-    [path] = bench.find_sweep_files(tree)
-    sweep = bench.load_sweep(path, tree)  # parameters, no inference cost at the actor batch
+    [path] = find_sweep_files(tree)
+    sweep = load_sweep(path, tree).sizes  # parameters, no inference cost at the actor batch
     fig = T.sweep_figure(sweep, "t", "serve")
     assert len(fig.axes) == 1 and fig.axes[0].get_xlabel() == "network parameters"
     _written(fig, tmp_path / "sweep.png")

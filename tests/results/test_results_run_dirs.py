@@ -180,8 +180,8 @@ def test_an_old_metrics_file_of_unknown_architecture_keeps_its_columns(tmp_path)
 
 
 def test_no_column_written_today_has_an_old_name():
-    from seed.bench.compare import COLUMNS
-    assert set(run_dirs.OLD_COLUMNS).isdisjoint(METRICS_COLUMNS + LEARNING_COLUMNS + COLUMNS)
+    from seed.results.compare import RUN_COLUMNS
+    assert set(run_dirs.OLD_COLUMNS).isdisjoint(METRICS_COLUMNS + LEARNING_COLUMNS + RUN_COLUMNS)
 
 
 def _raw_column(path: Path, name: str) -> list[float]:

@@ -8,8 +8,10 @@ import math
 import pytest
 from tests.support.results_tree import BENCH, make_compare, make_timeline, make_tree, write_csv
 
-from seed.bench.timeline import SEGMENTS
-from seed.results import bench, run_dirs, tables
+from seed.results import run_dirs, tables
+from seed.results.compare import find_compare_files, load_compare
+from seed.results.roofline import find_roofline_files, load_roofline
+from seed.results.timeline import SEGMENTS, load_timeline
 
 
 def test_runs_table_has_each_runs_steady_fps(tmp_path):
@@ -37,7 +39,7 @@ def test_compare_ratios_group_repeats_and_sweeps(tmp_path):
     write_csv(sweep / "sweep.csv", ["size", "seed_fps", "impala_fps"],
                [{"size": "small", "seed_fps": 1, "impala_fps": 1},
                 {"size": "large", "seed_fps": 1, "impala_fps": 1}])
-    compares = [bench.load_compare(p, root) for p in bench.find_compare_files(root)]
+    compares = [load_compare(p, root) for p in find_compare_files(root)]
     t = tables.compare_ratios(compares)
     assert list(t["group"]) == [f"{BENCH} · serve · mlp"] * 3 + [
         f"{BENCH} · serve · sweep small (mlp hidden_sizes 64x64)",
@@ -54,8 +56,8 @@ def test_compare_ratios_group_repeats_and_sweeps(tmp_path):
 def test_roofline_table_and_final_returns(tmp_path):
     root = make_tree(tmp_path)
     runs, _ = run_dirs.load_runs(root)
-    compares = [bench.load_compare(p, root) for p in bench.find_compare_files(root)]
-    roofs = [bench.load_roofline(p) for p in bench.find_roofline_files(root)]
+    compares = [load_compare(p, root) for p in find_compare_files(root)]
+    roofs = [load_roofline(p) for p in find_roofline_files(root)]
     frac = tables.roofline_table(runs, compares, roofs, root)
     # compare.json holds no roofline: every row is a run against toy_catch_mlp.json
     assert set(frac["source"]) == {"runs vs toy_catch_mlp.json"} and len(frac) == 4
@@ -65,7 +67,7 @@ def test_roofline_table_and_final_returns(tmp_path):
         {"mode": "train", "roofline": {"mode": "train", "seed_fraction": 0.5,
                                        "seed_ceiling_fps": 800.0, "impala_fraction": None,
                                        "mismatched": ["batch_size"]}}))
-    compares = [bench.load_compare(p, root) for p in bench.find_compare_files(root)]
+    compares = [load_compare(p, root) for p in find_compare_files(root)]
     frac = tables.roofline_table(runs, compares, roofs, root)
     row = frac[frac["run"] == "mean"].iloc[0]
     assert row["source"] == (f"{BENCH}/compare/20260101-000000 (roofline shape differs: "
@@ -97,7 +99,7 @@ def test_compare_details_and_before_after_pairs(tmp_path):
     make_compare(tmp_path / "c" / "serve-after-x-1", "serve", 1.0, 1.0)
     make_compare(tmp_path / "c" / "serve-after-x-rerun-1", "serve", 1.0, 1.0)
     make_compare(tmp_path / "other" / "serve-after-x-1", "serve", 1.0, 1.0)
-    compares = [bench.load_compare(p, tmp_path) for p in bench.find_compare_files(tmp_path)]
+    compares = [load_compare(p, tmp_path) for p in find_compare_files(tmp_path)]
     t = tables.compare_details(compares).set_index("compare_dir")
     row = t.loc[str(d)]
     assert row["seed_run_fps"] == [100.0, 300.0]
@@ -132,7 +134,7 @@ def test_lockstep_cycles_add_up_and_follow_the_compares_order(tmp_path):
         if idle is not None:  # a: no config.json, whether idle cores polled is not known
             (d / "config.json").write_text(json.dumps(
                 {"config": {"cpu_idle_poll": idle}, "architecture": "seed"}))
-        runs[compare, run] = bench.load_timeline(make_timeline(d, {"decode": 0.625}))
+        runs[compare, run] = load_timeline(make_timeline(d, {"decode": 0.625}))
     t = tables.lockstep_cycles(list(runs.values()), [str(tmp_path / "b")])
     assert list(zip(t["compare_dir"], t["run"])) == [
         (str(tmp_path / "b"), "seed-1"), (str(tmp_path / "b"), "seed-2"),

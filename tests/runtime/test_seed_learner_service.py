@@ -13,7 +13,7 @@ from seed.config import make_config
 from seed.inference.batcher import BatcherClosed
 from seed.runtime.architectures import architecture
 from seed.runtime.learner_core import EnvSpec, LearnerCore
-from seed.runtime.seed_arch import transport as seed_transport
+from seed.runtime.seed_arch import sizing
 from seed.runtime.seed_arch.actor import run_actor
 from seed.runtime.seed_arch.learner import ActorStep, SeedLearnerService
 from seed.transport import tensor as wire
@@ -125,7 +125,7 @@ def test_a_split_actor_keeps_one_stream_per_env_group_in_flight():
     inference batch holds exactly one group and all 4 envs keep stepping."""
     config = make_config(env="toy:catch", actors=1, envs_per_actor=4, actor_splits=2, train=False,
                          inference_timeout_ms=50.0, frames=10_000, progress=False)
-    assert seed_transport.inference_batch_size(config) == 2
+    assert sizing.inference_batch_size(config) == 2
     core = LearnerCore(config, EnvSpec.probe(config.env, config.env_kwargs))
     service = SeedLearnerService(core)
     server, address = start_server(service, "",

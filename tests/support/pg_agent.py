@@ -19,14 +19,14 @@ from seed.agents import diagnostics
 from seed.agents.agent_base import AgentBase
 from seed.agents.optimizers import clipped_gradients
 from seed.buffers.unroll_queue import UnrollQueue
-from seed.config.agents import OptimizerSettings
+from seed.config.agents import AgentConfig
 from seed.networks import make_network
 from seed.networks.relu_recording import recording_relu_outputs
 from seed.types import ArraySpec, EnvOutput, stack_unrolls
 
 
 @dataclasses.dataclass
-class PGConfig(OptimizerSettings):
+class PGConfig(AgentConfig):
     """The agent's settings (``config.agent_config``; keys under ``pg`` or plain)."""
 
     discounting: float = 0.99

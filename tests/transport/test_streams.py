@@ -9,7 +9,7 @@ import pytest
 from seed.config import make_config
 from seed.runtime.architectures import architecture
 from seed.runtime.learner_core import EnvSpec, LearnerCore
-from seed.runtime.seed_arch import transport as seed_transport
+from seed.runtime.seed_arch import sizing
 from seed.runtime.seed_arch.actor import run_actor
 from seed.runtime.seed_arch.learner import SeedLearnerService
 from seed.transport.channel import connect, start_server
@@ -73,7 +73,7 @@ def test_more_silent_streams_than_threads_leave_spec_and_a_real_actor_served(mak
     learner = make_learner(stream_idle_timeout_s=0)  # no idle limit: the cap alone
     channel, stub = connect(learner.address)
     strays = [HeldStream(stub) for _ in range(3 * learner.workers)]
-    cap = seed_transport.max_streams(learner.config)
+    cap = sizing.max_streams(learner.config)
     # Each stray is either held (at most the cap), or closed to make room (CANCELLED), or,
     # in a burst faster than closed streams free their threads, refused at once.
     assert wait_for(lambda: sum(s.call.done() for s in strays) >= len(strays) - cap)
@@ -91,7 +91,7 @@ def test_more_silent_streams_than_threads_leave_spec_and_a_real_actor_served(mak
 def test_at_the_cap_of_live_streams_a_new_one_is_refused_then_served_once_idle_ones_close(
         make_learner):
     learner = make_learner(envs_per_actor=4, stream_idle_timeout_s=2.0)
-    cap = seed_transport.max_streams(learner.config)
+    cap = sizing.max_streams(learner.config)
     assert cap == learner.config.num_envs  # one live stray per env fills it
     channel, stub = connect(learner.address)
     run = uuid.uuid4().hex

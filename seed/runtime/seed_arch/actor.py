@@ -29,7 +29,7 @@ import numpy as np
 from seed.metrics import timeline as timeline_lib
 from seed.runtime.actor_envs import ActorEnvs
 from seed.runtime.actor_process import actor_envs_for, run_actor_loop, spec_config
-from seed.runtime.seed_arch import transport
+from seed.runtime.seed_arch import sizing
 from seed.transport import tensor as wire
 from seed.transport.proto import pb2
 
@@ -44,12 +44,14 @@ def run_actor(address: str, task: int, max_steps: int = 0, log_interval_s: float
 
     ``security``: a ClientSecurity (auth token, TLS CA) or None."""
     steps = {"n": 0}
-    recorded = {}  # with transport.timeline: the ActorTimeline and the run dir to write it to
+    # The recorder this actor stamps into (an ActorTimeline with config.timeline, else OFF),
+    # and the run dir to write it to.
+    recorded = {"timeline": timeline_lib.OFF, "logdir": ""}
 
     def build(spec):
         config = spec_config(spec)
-        splits = transport.actor_splits(config)
-        if config.transport.timeline:
+        splits = sizing.actor_splits(config)
+        if config.timeline:
             recorded.update(logdir=config.logdir, timeline=timeline_lib.ActorTimeline(
                 task, {"actor_splits": splits, "envs_per_actor": config.envs_per_actor},
                 max_steps=timeline_lib.MAX_BATCHES * splits))
@@ -58,11 +60,9 @@ def run_actor(address: str, task: int, max_steps: int = 0, log_interval_s: float
     def session(stub, parts):
         try:
             _stream(stub, task, parts["envs"], parts["splits"], steps, max_steps,
-                    log_interval_s, recorded.get("timeline"))
+                    log_interval_s, recorded["timeline"])
         finally:  # the stream ended (the learner stopped first): a later kill loses nothing
-            if recorded:
-                timeline_lib.write_into(recorded["timeline"], recorded["logdir"],
-                                        timeline_lib.ACTOR_FILE.format(task=task))
+            recorded["timeline"].write_into(recorded["logdir"])
 
     return run_actor_loop(address, task, "seed", build, session, security)
 
@@ -107,7 +107,7 @@ class _GroupStream:
 
 
 def _stream(stub, task, actor_envs: ActorEnvs, splits: int, steps, max_steps, log_interval_s,
-            timeline=None):
+            timeline=timeline_lib.OFF):
     run_id = uuid.uuid4().hex
     groups = []
     try:
@@ -131,8 +131,7 @@ def _stream(stub, task, actor_envs: ActorEnvs, splits: int, steps, max_steps, lo
         for group in groups:  # every group's first request goes out at once
             group.send(request(group, reward[group.indices], done[group.indices],
                                obs[group.indices], []))
-            if timeline is not None:
-                timeline.step(group.env_ids[0], np.nan, np.nan, time.perf_counter())
+            timeline.step(group.env_ids[0], np.nan, np.nan)
         t_log, steps_at_log = time.monotonic(), steps["n"]
         while not max_steps or steps["n"] < max_steps:
             for group in groups:  # step one group while the others wait on the learner
@@ -142,9 +141,7 @@ def _stream(stub, task, actor_envs: ActorEnvs, splits: int, steps, max_steps, lo
                 reward, done, obs, episodes = actor_envs.step(actions, group.indices)
                 group.observed_at = time.perf_counter()
                 group.send(request(group, reward, done, obs, episodes))
-                if timeline is not None:
-                    timeline.step(group.env_ids[0], received, group.observed_at,
-                                  time.perf_counter())
+                timeline.step(group.env_ids[0], received, group.observed_at)
                 steps["n"] += len(group.indices)
             now = time.monotonic()
             if now - t_log >= log_interval_s:

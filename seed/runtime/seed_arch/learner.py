@@ -12,7 +12,7 @@ from seed.inference.batcher import Batch, BatcherClosed, InferenceBatcher
 from seed.inference.env_runs import EnvRuns
 from seed.metrics import timeline as timeline_lib
 from seed.runtime.learner_core import LearnerCore
-from seed.runtime.seed_arch import transport
+from seed.runtime.seed_arch import sizing
 from seed.runtime.service import LearnerService
 from seed.transport import limits as limits_lib
 from seed.transport import tensor as wire
@@ -39,7 +39,7 @@ class ActorStep:
         self.reward = reward
         self.done = done
         self.observation = observation
-        self.timeline_index = -1  # its row in the learner's timeline, when one is recorded
+        self.timeline_index = -1  # its row in the learner's timeline (-1: none recorded)
 
 
 class SeedLearnerService(LearnerService):
@@ -54,23 +54,23 @@ class SeedLearnerService(LearnerService):
         self.builder = UnrollBuilder(UnrollSpec.of(core.agent, obs), self.num_envs,
                                      core.agent.unroll_overlap)
         self._is_eval_env = core.agent.is_eval_env
-        self.batcher = InferenceBatcher(self._serve_batch, transport.inference_batch_size(config),
+        self.batcher = InferenceBatcher(self._serve_batch, sizing.inference_batch_size(config),
                                         config.transport.inference_timeout_ms / 1000.0)
         self.limits = self._message_limits()
         self.spec = core.spec_message(self.limits)
-        self.streams = StreamRegistry(transport.max_streams(config),
+        self.streams = StreamRegistry(sizing.max_streams(config),
                                       config.transport.stream_idle_timeout_s,
                                       what="StreamSteps stream")
-        # None unless config.transport.timeline: every stamp below is behind that check
-        self.timeline = self._new_timeline(config) if config.transport.timeline else None
+        # Stamps go to a recorder always there: timeline_lib.OFF unless config.timeline
+        self.timeline = self._new_timeline(config) if config.timeline else timeline_lib.OFF
 
     def _new_timeline(self, config) -> timeline_lib.LearnerTimeline:
-        splits = transport.actor_splits(config)
+        splits = sizing.actor_splits(config)
         return timeline_lib.LearnerTimeline(
             {"actors": config.actors, "envs_per_actor": config.envs_per_actor,
              "actor_splits": splits,
-             "inference_batch_size": transport.inference_batch_size(config),
-             "lockstep": transport.serve_runs_in_lockstep(config), "train": config.train,
+             "inference_batch_size": sizing.inference_batch_size(config),
+             "lockstep": sizing.serve_runs_in_lockstep(config), "train": config.train,
              "frames_per_step": self.core.env_spec.frames_per_step},
             requests_per_batch=config.actors * splits)
 
@@ -103,19 +103,15 @@ class SeedLearnerService(LearnerService):
             return  # cancelled: superseded, idle, or the peer went away
 
     def _serve_stream(self, slot, request_iterator, context):
-        stats = self.core.stats
-        tl = self.timeline
+        stats, tl = self.core.stats, self.timeline
         for request in self.streams.requests(slot, request_iterator):
-            if tl is not None:
-                t_in = time.perf_counter()
+            t_in = tl.now()
             reject_undecodable(request, context)
             try:
                 step = self._decode(request)
             except wire.WireError as e:
                 context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(e))
-            if tl is not None:
-                step.timeline_index = tl.request(step.actor_id, int(step.env_ids[0]), t_in,
-                                                 time.perf_counter())
+            step.timeline_index = tl.request(step.actor_id, step.env_ids[0], t_in)
             if slot.keys is None:
                 self.streams.claim(slot, step.env_ids.tolist())
             # 0 on a stream's first request: no step before it
@@ -123,17 +119,14 @@ class SeedLearnerService(LearnerService):
             for ep in request.episodes:
                 stats.add_episode(ep.env_id, request.actor_id, ep.episode_return,
                                   ep.episode_length, self._is_eval_env(ep.env_id))
-            if tl is not None:
-                tl.mark(step.timeline_index, timeline_lib.SUBMITTED, time.perf_counter())
+            tl.mark(step.timeline_index, "submitted")
             try:
                 actions = self.batcher(step, len(step.env_ids))
             except BatcherClosed:
                 context.abort(grpc.StatusCode.UNAVAILABLE, "the learner is shutting down")
-            if tl is not None:
-                tl.mark(step.timeline_index, timeline_lib.WOKEN, time.perf_counter())
+            tl.mark(step.timeline_index, "woken")
             response = pb2.StepResponse(action=wire.encode(actions))
-            if tl is not None:
-                tl.mark(step.timeline_index, timeline_lib.YIELDED, time.perf_counter())
+            tl.mark(step.timeline_index, "yielded")
             yield response
 
     def _decode(self, request) -> ActorStep:
@@ -160,10 +153,8 @@ class SeedLearnerService(LearnerService):
     def _serve_batch(self, batch: Batch) -> None:
         """Infer one batch of actor steps, answer the actors, then extend the unrolls."""
         steps: list[ActorStep] = batch.requests
-        agent = self.core.agent
-        tl = self.timeline
-        if tl is not None:
-            t_wake = time.perf_counter()  # the batcher released the batch to this thread
+        agent, tl = self.core.agent, self.timeline
+        stamps = tl.open_batch()  # the batcher released the batch to this thread
         fresh = [self.runs.begin(s.env_ids, s.run_id) for s in steps]
         fresh = np.concatenate(fresh) if len(fresh) > 1 else fresh[0]
         if len(fresh):  # a new run: its envs start from the initial state, no half unroll
@@ -179,16 +170,16 @@ class SeedLearnerService(LearnerService):
         action, agent_output = agent.infer(env_ids, prev_action, env_output)
         t1 = time.perf_counter()
         self.core.stats.add_learner_inference_time((t1 - t0) * 1000.0)
+        tl.mark_batch(stamps, "infer_start", t0)
+        tl.mark_batch(stamps, "infer_end", t1)
         action = np.asarray(action, np.int32)
         self.runs.prev_action[env_ids] = action
 
         bounds = np.cumsum([len(s.env_ids) for s in steps])[:-1]
         replies = np.split(action, bounds)  # each actor its own envs' actions
-        if tl is not None:
-            t_reply = time.perf_counter()
+        tl.mark_batch(stamps, "reply_start")
         batch.reply(replies)
-        if tl is not None:
-            t_replied = time.perf_counter()
+        tl.mark_batch(stamps, "replied")
 
         try:  # the actors have their actions: count the steps, extend the unrolls
             self.core.stats.add_env_steps(len(env_ids))
@@ -199,9 +190,7 @@ class SeedLearnerService(LearnerService):
         except BaseException as e:
             self.core.fail("unroll assembly", e)
             raise
-        if tl is not None:
-            tl.batch([s.timeline_index for s in steps], len(env_ids), t_wake, t0, t1, t_reply,
-                     t_replied, time.perf_counter())
+        tl.close_batch(stamps, (s.timeline_index for s in steps), len(env_ids))
 
     def take_batch_stats(self) -> float | None:
         """Mean envs per inference batch since the last call."""
@@ -212,9 +201,7 @@ class SeedLearnerService(LearnerService):
         """Stop serving; then write the timeline, if one was recorded, into the run dir."""
         self.streams.close()
         self.batcher.close()
-        if self.timeline is not None:
-            timeline_lib.write_into(self.timeline, self.core.config.logdir,
-                                    timeline_lib.LEARNER_FILE)
+        self.timeline.write_into(self.core.config.logdir)
 
 
 def _concatenate(steps: list[ActorStep]) -> tuple[np.ndarray, EnvOutput]:

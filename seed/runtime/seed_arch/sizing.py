@@ -1,5 +1,6 @@
-"""SEED's transport defaults, from a run's config: an actor's env groups (each its own
-stream), the inference batch, and the streams the learner holds open.
+"""SEED's data path sized from a run's config: an actor's env groups (each its own stream),
+the inference batch, and the streams the learner holds open. (The settings themselves are
+``config.transport``; the wire is :mod:`seed.transport`.)
 
 The SEED entry of :mod:`seed.runtime.architectures` holds them; the SEED learner service
 and actor read them here, as do the benchmarks that size SEED's side of a comparison.

@@ -5,7 +5,7 @@ import tensorflow as tf
 import gymnasium as gym
 
 from seed.agents import make_agent
-from seed.agents.base import _next_power_of_two, traced_once, xla_batch_buckets
+from seed.agents.contract import _next_power_of_two, traced_once, xla_batch_buckets
 from seed.config import make_config
 from seed.types import EnvOutput
 

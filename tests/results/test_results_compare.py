@@ -1,9 +1,11 @@
-"""seed.results.bench: finding and reading what seed compare and seed roofline write, with
-one-line errors on bad files; old compare columns converted row by row."""
+"""seed.results.compare, .sweep, .roofline, .timeline: finding and reading what seed compare,
+seed roofline and seed timeline write, with one-line errors on bad files; old compare columns
+converted row by row."""
 
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import numpy as np
@@ -11,51 +13,56 @@ import pandas as pd
 import pytest
 from tests.support.results_tree import BENCH, make_compare, make_timeline, make_tree
 
-from seed.results import bench, files
+from seed.results import compare, files, roofline, sweep, timeline
 
 
 def test_compare_sweep_roofline_loaders(tmp_path):
     root = make_tree(tmp_path)
-    [cmp_path] = bench.find_compare_files(root)
-    df = bench.load_compare(cmp_path, root)
-    assert list(df["run"]) == ["seed-1", "impala-1", "seed-2"]
-    assert df["benchmark"].unique().tolist() == [BENCH]
-    assert df["mode"].iloc[0] == "train" and df["fps_ratio"].iloc[0] == pytest.approx(1.95)
+    [cmp_path] = compare.find_compare_files(root)
+    c = compare.load_compare(cmp_path, root)
+    assert list(c.runs["run"]) == ["seed-1", "impala-1", "seed-2"]
+    assert c.benchmark == BENCH and c.directory == cmp_path.parent and c.source == cmp_path
+    assert c.mode == "train" and c.fps_ratio == pytest.approx(1.95)
+    assert c.seed_runs() == ["seed-1", "seed-2"] and c.fps("impala") == [205.0]
+    assert c.mean("seed", "fps") == pytest.approx(400.0) and math.isnan(c.mean("seed", "nap"))
     (cmp_path.parent / "compare.json").unlink()  # ratio then computed from the rows
-    df = bench.load_compare(cmp_path, root)
-    assert df["fps_ratio"].iloc[0] == pytest.approx(400.0 / 205.0)
+    c = compare.load_compare(cmp_path, root)
+    assert c.fps_ratio == pytest.approx(400.0 / 205.0) and c.mode == "" and c.roofline == {}
+    assert math.isnan(c.cpu_ratio) and c.cores is None
     (cmp_path.parent / "base_config.json").write_text(json.dumps(
         {"benchmark": "", "env": "atari:Pong"}))  # what seed compare writes beside it
-    assert bench.load_compare(cmp_path, None)["benchmark"].iloc[0] == "atari_Pong"
-    [sweep] = bench.find_sweep_files(root)
-    s = bench.load_sweep(sweep, root)
-    assert list(s["size"]) == ["small", "large"] and s["parameters"].dtype.kind in "if"
-    [roof] = bench.find_roofline_files(root)
-    assert bench.load_roofline(roof)["ceilings"]["seed_train"] == 1000.0
+    c = compare.load_compare(cmp_path, None)
+    assert c.benchmark == "atari_Pong" and c.config["env"] == "atari:Pong"
+    [sweep_path] = sweep.find_sweep_files(root)
+    s = sweep.load_sweep(sweep_path, root)
+    assert s.size_names() == ["small", "large"] and s.sizes["parameters"].dtype.kind in "if"
+    assert s.benchmark == BENCH and len(s.rows()) == 2
+    [roof] = roofline.find_roofline_files(root)
+    assert roofline.load_roofline(roof).ceiling("seed", "train") == 1000.0
 
 
 def test_bad_compare_files(tmp_path):
     root = make_tree(tmp_path)
-    [cmp_path] = bench.find_compare_files(root)
+    [cmp_path] = compare.find_compare_files(root)
     cmp_path.write_text("run,arch\nseed-1,seed\n")
     with pytest.raises(files.ResultsFileError, match="missing column.*fps"):
-        bench.load_compare(cmp_path, root)
+        compare.load_compare(cmp_path, root)
     cmp_path.write_text("run,arch,fps\nseed-1,seed,fast\n")
     with pytest.raises(files.ResultsFileError,
                        match="compare.csv: line 2, column fps: 'fast' is not a number"):
-        bench.load_compare(cmp_path, root)
+        compare.load_compare(cmp_path, root)
     cmp_path.write_text("run,arch,fps\nseed-1,seed,10\nimpala-1,impala\n")  # cut short
     with pytest.raises(files.ResultsFileError,
                        match="compare.csv: line 3 has 2 fields, the header has 3"):
-        bench.load_compare(cmp_path, root)
+        compare.load_compare(cmp_path, root)
     cmp_path.write_text("")
     with pytest.raises(files.ResultsFileError, match="empty"):
-        bench.load_compare(cmp_path, root)
-    [roof] = bench.find_roofline_files(root)
+        compare.load_compare(cmp_path, root)
+    [roof] = roofline.find_roofline_files(root)
     roof.write_text("[1, 2]")
     with pytest.raises(files.ResultsFileError, match="expected a JSON object"):
-        bench.load_roofline(roof)
-    loaded, skipped = bench.load_all(root, bench.find_roofline_files, bench.load_roofline)
+        roofline.load_roofline(roof)
+    loaded, skipped = files.load_all(root, roofline.find_roofline_files, roofline.load_roofline)
     assert loaded == [] and skipped[0][0] == roof
 
 
@@ -75,7 +82,7 @@ def test_an_old_compare_table_is_converted_row_by_row(tmp_path):
         "seed-1,seed,0,True,5,30,900,,16,1.5,4.0,12.0,,0.9,0.9,500,1000,40,x\n"
         "impala-1,impala,0,True,9,30,1200,,16,0.7,0.8,1.1,2.0,1.0,1.0,600,2000,40,y\n"
         "seed-2,seed,0,True,5,30,950,,16,1.6,4.5,13.0,,0.9,0.9,520,1100,40,z\n")
-    df = bench.load_compare(d / "compare.csv").set_index("run")
+    df = compare.load_compare(d / "compare.csv").runs.set_index("run")
     for old in ("latency_p50_ms", "latency_p99_ms", "inference_ms"):
         assert old not in df.columns
     assert df.loc["seed-1", "action_latency_p50_ms"] == 4.0
@@ -89,10 +96,10 @@ def test_an_old_compare_table_is_converted_row_by_row(tmp_path):
 
 
 def test_committed_compares_load_with_their_old_columns_converted():
-    files = bench.find_compare_files(REPO_RESULTS)
+    files = compare.find_compare_files(REPO_RESULTS)
     assert files
     for path in files:
-        df = bench.load_compare(path, REPO_RESULTS)
+        df = compare.load_compare(path, REPO_RESULTS).runs
         raw = pd.read_csv(path)
         if "latency_p50_ms" not in raw.columns:
             continue
@@ -109,11 +116,12 @@ def test_a_compares_timelines_are_its_seed_runs(tmp_path):
         (d / run).mkdir()
     make_timeline(d / "seed-2")
     make_timeline(d / "impala-1")  # not a SEED run's: IMPALA has no lock-step cycle
-    [df] = [bench.load_compare(p) for p in bench.find_compare_files(tmp_path)]
-    [path] = bench.find_timeline_files(df)
+    [c] = [compare.load_compare(p) for p in compare.find_compare_files(tmp_path)]
+    [path] = timeline.find_timeline_files(d, c.seed_runs())
     assert path == d / "seed-2" / "timeline.json"
-    t = bench.load_timeline(path)
-    assert t["source"] == str(path) and t["cycles"] == 900 and t["interval"]["mean_ms"] == 13.0
+    t = timeline.load_timeline(path)
+    assert t.source == path and t.cycles == 900 and t.interval.mean_ms == 13.0
+    assert t.segments["actor sim"].mean_ms == 4.75 and t.schedule == {}  # a trimmed file
 
 
 def _damage_timeline(summary: dict, how: str) -> str | list | dict:
@@ -157,6 +165,6 @@ def test_a_damaged_timeline_is_named_in_one_line(tmp_path, how, says):
     damaged = _damage_timeline(json.loads(path.read_text()), how)
     path.write_text(damaged if isinstance(damaged, str) else json.dumps(damaged))
     with pytest.raises(files.ResultsFileError) as e:
-        bench.load_timeline(path)
+        timeline.load_timeline(path)
     assert str(e.value).startswith(f"{path}: ") and says in str(e.value)
     assert "\n" not in str(e.value)
