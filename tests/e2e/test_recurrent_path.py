@@ -16,7 +16,6 @@ core, the learner's state store under SEED and the actor's under IMPALA. Two che
   expected return is 0.
 """
 
-import csv
 import json
 import signal
 import subprocess
@@ -24,24 +23,16 @@ import sys
 import time
 
 import numpy as np
-import psutil
 import pytest
 
-from tests.e2e.test_train_e2e import ENV, ROOT, seed_cli
+from tests.e2e.test_faults import rows as _rows
+from tests.e2e.test_train_e2e import ENV, ROOT, _children, seed_cli
 
 LSTM = 'network_kwargs={"hidden_sizes": [32], "lstm_size": 32}'
 
 
-def _rows(path):
-    return list(csv.DictReader(path.open())) if path.exists() else []
-
-
 def _actors(pid):
-    try:
-        children = psutil.Process(pid).children(recursive=True)
-    except psutil.NoSuchProcess:
-        return []
-    return [c for c in children if "actor" in " ".join(c.cmdline())]
+    return [c for c in _children(pid) if "actor" in " ".join(c.cmdline())]
 
 
 def _wait(proc, predicate, timeout, what):
