@@ -6,7 +6,9 @@ import importlib.metadata
 import os
 import platform
 import socket
+import subprocess
 import sys
+from pathlib import Path
 
 _PACKAGES = ["tensorflow-cpu", "tensorflow", "keras", "grpcio", "protobuf", "numpy",
              "gymnasium", "ale-py", "gfootball", "ray"]
@@ -22,6 +24,32 @@ def package_versions() -> dict:
     return out
 
 
+# The folders whose files decide what a run computes (pyproject's packages): a change to one of
+# them since the commit makes the code "dirty"; results/, docs/ and the rest do not.
+_CODE_DIRS = ("seed", "envs")
+
+
+def code_version(checkout: Path | None = None) -> dict | None:
+    """The code a run used: ``{"commit": <sha>, "dirty": <bool>}`` when the suite runs from a
+    git checkout (dirty: a tracked file under the code folders differs from the commit), None
+    where it does not (an installed wheel, no git on the machine). Results files record it so
+    a figure can be traced to the code that made it, and before/after runs tell themselves
+    apart without relying on their folder's name."""
+    checkout = Path(checkout) if checkout else Path(__file__).resolve().parents[2]
+    if not (checkout / ".git").exists():
+        return None
+    try:
+        git = ["git", "-C", str(checkout)]
+        commit = subprocess.run(git + ["rev-parse", "HEAD"], capture_output=True, text=True,
+                                timeout=10, check=True).stdout.strip()
+        changed = subprocess.run(git + ["status", "--porcelain", "--untracked-files=no", "--",
+                                        *_CODE_DIRS], capture_output=True, text=True,
+                                 timeout=10, check=True).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return {"commit": commit, "dirty": bool(changed)}
+
+
 def machine_facts(accelerator: str | None = None) -> dict:
     facts = {
         "hostname": socket.gethostname(),
@@ -31,6 +59,9 @@ def machine_facts(accelerator: str | None = None) -> dict:
         "python": sys.version.split()[0],
         "packages": package_versions(),
     }
+    code = code_version()
+    if code is not None:
+        facts["code"] = code
     if accelerator is not None:
         facts["accelerator"] = accelerator
     return facts
