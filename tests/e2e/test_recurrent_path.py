@@ -23,6 +23,7 @@ import sys
 import time
 
 import numpy as np
+import psutil
 import pytest
 
 from tests.e2e.test_faults import rows as _rows
@@ -32,7 +33,17 @@ LSTM = 'network_kwargs={"hidden_sizes": [32], "lstm_size": 32}'
 
 
 def _actors(pid):
-    return [c for c in _children(pid) if "actor" in " ".join(c.cmdline())]
+    """The run's live actor processes. A killed actor is a zombie until the launcher reaps
+    it, and psutil cannot read a zombie's command line: it is not counted (nor is a process
+    gone meanwhile)."""
+    live = []
+    for c in _children(pid):
+        try:
+            if "actor" in " ".join(c.cmdline()):
+                live.append(c)
+        except (psutil.ZombieProcess, psutil.NoSuchProcess):
+            pass
+    return live
 
 
 def _wait(proc, predicate, timeout, what):
