@@ -15,6 +15,8 @@ one module per kind of section:
   architecture (median and min-max over the runs of one setting, whether each crossing held;
   the evaluation envs' too where ``references.yaml`` gives an ``evaluation_window``), the
   goal (per run, or over the median of seeds), the learning diagnostics each run ended with;
+* :mod:`seed.report.critic`: where the goal bounds the critic, each run's explained variance
+  and dead share by window against the bounds, and the figure of both;
 * :mod:`seed.report.throughput`: the throughput of every ``seed compare`` (SEED/IMPALA ratio
   per mode and network, share of the roofline ceiling and of SEED's lock-step bound), what
   each compare's runs measured besides frames/s (cores busy, CPU per frame, action latency,
@@ -49,7 +51,7 @@ import os
 import sys
 from pathlib import Path
 
-from seed.report import learning, references, roofline, throughput, timeline
+from seed.report import critic, learning, references, roofline, throughput, timeline
 from seed.report.learning import FIGURES, WINDOW
 from seed.report.load import LOADED
 from seed.report.references import REFERENCES, ReportError, load_references
@@ -135,6 +137,7 @@ def _benchmark_lines(bench: str, runs: list[Run], compares: list[Compare],
     lines += [""]
     if runs:
         lines += learning.section(bench, runs, refs, root, out_dir)
+        lines += critic.section(bench, runs, refs, root, out_dir)
     if compares:
         lines += throughput.throughput_section(bench, compares, root)
         lines += throughput.details_section(bench, compares, root)
