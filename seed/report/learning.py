@@ -9,7 +9,7 @@ import pandas as pd
 
 from seed.report import critic
 from seed.report.load import LOADED, load_cell, marked
-from seed.report.references import REFERENCES, ReportError
+from seed.report.references import REFERENCES, ReportError, reward_lines
 from seed.report.text import FIGURES, frames_text, heading, plural, rel, span
 from seed.results.curves import final_return, first_reaching, goal_outcome, goal_over_seeds
 from seed.results.run_dirs import Run, evaluation_episodes, learning_settings, training_episodes
@@ -242,7 +242,7 @@ def section(bench: str, runs: list[Run], refs: dict, root: Path, out_dir: Path) 
     from seed.plots.learning import reward_figure
     out = [heading(bench, "learning"), "", f"{plural(len(runs), 'training run')}.", ""]
     try:
-        path = save(reward_figure(runs, title=bench),
+        path = save(reward_figure(runs, title=bench, lines=reward_lines(bench, refs)),
                     out_dir / FIGURES / f"{file_name(bench)}_reward.png")
         out += [f"![{bench} reward curves]({rel(path, out_dir)})", ""]
     except PlotError as e:
