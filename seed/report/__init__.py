@@ -15,6 +15,8 @@ one module per kind of section:
   architecture (median and min-max over the runs of one setting, whether each crossing held;
   the evaluation envs' too where ``references.yaml`` gives an ``evaluation_window``), the
   goal (per run, or over the median of seeds), the learning diagnostics each run ended with;
+* :mod:`seed.report.critic`: where the goal bounds the critic, each run's explained variance
+  and dead share by window against the bounds, and the figure of both;
 * :mod:`seed.report.strips`: the agent seen playing: frames of one greedy episode of the
   best run with a checkpoint on the machine, played again only when that checkpoint changed
   (``--no-play``: shown as already made, nothing played);
@@ -52,11 +54,11 @@ import os
 import sys
 from pathlib import Path
 
-from seed.report import learning, references, roofline, strips, throughput, timeline
-from seed.report.learning import FIGURES, WINDOW
+from seed.report import critic, learning, references, roofline, strips, throughput, timeline
+from seed.report.learning import WINDOW
 from seed.report.load import LOADED
 from seed.report.references import REFERENCES, ReportError, load_references
-from seed.report.text import machine_text, rel
+from seed.report.text import FIGURES, machine_text, rel
 from seed.report.timeline import TIMELINE_DOCS
 from seed.results.compare import Compare, find_compare_files, load_compare
 from seed.results.files import ResultsError, check_root, load_all
@@ -138,6 +140,7 @@ def _benchmark_lines(bench: str, runs: list[Run], compares: list[Compare],
     lines += [""]
     if runs:
         lines += learning.section(bench, runs, refs, root, out_dir)
+        lines += critic.section(bench, runs, refs, root, out_dir)
         lines += strips.section(bench, runs, root, out_dir)
     if compares:
         lines += throughput.throughput_section(bench, compares, root)

@@ -33,7 +33,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from seed.report.learning import FIGURES
+from seed.report.text import FIGURES
 from seed.report.text import frames_text, heading, rel
 from seed.results.curves import final_return
 from seed.results.run_dirs import CONFIG, Run, training_episodes
