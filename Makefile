@@ -38,7 +38,7 @@ help:  ## list the targets
 	@echo "make sweep-<benchmark>    compare over small/medium/large networks (SWEEP=...), sweep.csv + sweep.png"
 	@echo "make profile-<benchmark>  py-spy flame graph of the SEED learner in serve mode (SECONDS=60)"
 	@echo "make plots                execute notebooks/ on results/, PNGs to results/plots/"
-	@echo "make report               results/REPORT.md and its figures, from the committed runs"
+	@echo "make report               results/REPORT.md and its figures from the committed runs; strips played from changed checkpoints"
 	@echo "make dmlab                build DeepMind Lab if needed, then train dmlab_seekavoid_arena_01"
 	@echo "make clean / distclean    remove caches and generated code / also the virtualenv"
 	@echo

@@ -256,10 +256,12 @@ class LevelCache:
     cached file to ``pk3_path`` and return True, or return False to make it
     compile; after compiling it calls ``write(key, pk3_path)``. Writes go through
     a temporary file and a rename so that concurrent actors never read half a file.
+    A ``~`` at the start of ``cache_dir`` is the user's home, so a config can name a
+    cache outside any run directory (``~/.cache/seed_rl/dmlab_levels``).
     """
 
     def __init__(self, cache_dir: str):
-        self.cache_dir = str(cache_dir)
+        self.cache_dir = os.path.expanduser(str(cache_dir))
 
     def path(self, key: str) -> str:
         digest = hashlib.md5(key.encode("utf-8")).hexdigest()

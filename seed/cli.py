@@ -118,6 +118,9 @@ def build_parser() -> argparse.ArgumentParser:
                                       "run directories and compare files alone")
     p.add_argument("--results", default="results", help="results root (default: results)")
     p.add_argument("--out", default=None, help="report file (default: RESULTS/REPORT.md)")
+    p.add_argument("--no-play", action="store_true",
+                   help="show the greedy-episode strips already made and play none (the "
+                        "report's text is the same when no checkpoint changed)")
     p.set_defaults(fn=cmd_report)
     return parser
 

@@ -25,27 +25,17 @@ def _seed(*args, timeout=300):
                           capture_output=True, text=True, timeout=timeout)
 
 
-@pytest.fixture(scope="module")
-def trained(tmp_path_factory):
-    run = tmp_path_factory.mktemp("eval") / "toy_catch" / "seed" / "run"
-    p = _seed("train", "--env", "toy:catch", "--arch", "seed", "--actors", 1,
-              "--envs-per-actor", 2, "--frames", 3000, "--no-progress", "--logdir", run)
-    assert p.returncode == 0, p.stderr[-2000:]
-    assert (run / "checkpoint.npz").exists()
-    return run
-
-
 def _read_eval(run: Path) -> list[dict]:
     with open(run / "eval.csv", newline="") as f:
         return list(csv.DictReader(f))
 
 
-def test_evaluate_writes_eval_csv_and_gif(trained, tmp_path, capsys):
+def test_evaluate_writes_eval_csv_and_gif(trained_catch, tmp_path, capsys):
     from seed.cli import main
     gif = tmp_path / "catch.gif"
-    assert main(["evaluate", str(trained), "--episodes", "4", "--video", str(gif)]) == 0
+    assert main(["evaluate", str(trained_catch), "--episodes", "4", "--video", str(gif)]) == 0
     stdout = capsys.readouterr().out
-    rows = _read_eval(trained)
+    rows = _read_eval(trained_catch)
     assert list(rows[0]) == ["episode", "return", "length", "frames"]
     assert [int(r["episode"]) for r in rows] == [0, 1, 2, 3]
     for r in rows:  # Catch: the ball falls 9 rows, one reward of +-1 at the bottom
@@ -58,12 +48,12 @@ def test_evaluate_writes_eval_csv_and_gif(trained, tmp_path, capsys):
         assert im.size == (5 * 26, 10 * 26 + 18)  # 10x5 board upscaled, the return above it
 
 
-def test_two_seconds_of_catch_as_mp4_read_back(trained, tmp_path):
+def test_two_seconds_of_catch_as_mp4_read_back(trained_catch, tmp_path):
     # 3 episodes of Catch are 3 x 10 frames (the reset and 9 steps): 2 s at 15 frames/s.
     import imageio.v2 as imageio
     mp4 = tmp_path / "catch.mp4"
     shown = []
-    r = E.evaluate(trained, episodes=3, video=str(mp4), eval_csv=False,
+    r = E.evaluate(trained_catch, episodes=3, video=str(mp4), eval_csv=False,
                    on_frame=lambda image, episode, step: shown.append((episode, step)))
     assert r["video"] == str(mp4) and r["eval_csv"] is None
     with imageio.get_reader(mp4, format="FFMPEG") as reader:
@@ -77,10 +67,10 @@ def test_two_seconds_of_catch_as_mp4_read_back(trained, tmp_path):
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temp file left
 
 
-def test_video_of_a_run_without_checkpoint_is_one_line_and_writes_nothing(trained, tmp_path):
+def test_video_of_a_run_without_checkpoint_is_one_line_and_writes_nothing(trained_catch, tmp_path):
     bare = tmp_path / "bare"
     bare.mkdir()
-    shutil.copy(trained / "config.json", bare / "config.json")
+    shutil.copy(trained_catch / "config.json", bare / "config.json")
     video = tmp_path / "out.mp4"
     err = _error(_seed("evaluate", bare, "--video", video))
     assert "has no checkpoint.npz: nothing to evaluate" in err
@@ -88,24 +78,24 @@ def test_video_of_a_run_without_checkpoint_is_one_line_and_writes_nothing(traine
     assert sorted(p.name for p in bare.iterdir()) == ["config.json"]
 
 
-def test_video_to_a_path_that_cannot_be_written(trained, tmp_path):
-    assert "folder" in _error(_seed("evaluate", trained, "--video", tmp_path / "no" / "x.mp4"))
+def test_video_to_a_path_that_cannot_be_written(trained_catch, tmp_path):
+    assert "folder" in _error(_seed("evaluate", trained_catch, "--video", tmp_path / "no" / "x.mp4"))
     (tmp_path / "d.gif").mkdir()
-    assert "is a folder" in _error(_seed("evaluate", trained, "--video", tmp_path / "d.gif"))
+    assert "is a folder" in _error(_seed("evaluate", trained_catch, "--video", tmp_path / "d.gif"))
     locked = tmp_path / "locked"
     locked.mkdir()
     locked.chmod(0o500)
     try:
         if os.access(locked, os.W_OK):  # root writes anywhere: nothing to refuse
             pytest.skip("running as root")
-        assert "cannot be written" in _error(_seed("evaluate", trained, "--video",
+        assert "cannot be written" in _error(_seed("evaluate", trained_catch, "--video",
                                                    locked / "x.mp4"))
     finally:
         locked.chmod(0o700)
     assert list(locked.iterdir()) == []
 
 
-def test_a_failure_while_recording_leaves_no_file(trained, tmp_path):
+def test_a_failure_while_recording_leaves_no_file(trained_catch, tmp_path):
     mp4 = tmp_path / "catch.mp4"
 
     def fail(image, episode, step):
@@ -113,15 +103,15 @@ def test_a_failure_while_recording_leaves_no_file(trained, tmp_path):
             raise RuntimeError("stop here")
 
     with pytest.raises(RuntimeError, match="stop here"):
-        E.evaluate(trained, episodes=1, video=str(mp4), eval_csv=False, on_frame=fail)
+        E.evaluate(trained_catch, episodes=1, video=str(mp4), eval_csv=False, on_frame=fail)
     assert list(tmp_path.iterdir()) == []
 
 
-def test_evaluate_in_process_epsilon_and_seed(trained):
-    a = E.evaluate(trained, episodes=6, epsilon=1.0, seed=3)
-    rows_a = _read_eval(trained)
-    b = E.evaluate(trained, episodes=6, epsilon=1.0, seed=3)
-    assert _read_eval(trained) == rows_a  # same seed, same random actions, same episodes
+def test_evaluate_in_process_epsilon_and_seed(trained_catch):
+    a = E.evaluate(trained_catch, episodes=6, epsilon=1.0, seed=3)
+    rows_a = _read_eval(trained_catch)
+    b = E.evaluate(trained_catch, episodes=6, epsilon=1.0, seed=3)
+    assert _read_eval(trained_catch) == rows_a  # same seed, same random actions, same episodes
     assert a["policy"] == "epsilon-greedy (epsilon 1)" and a["episodes"] == 6
     assert a["mean_return"] == b["mean_return"]
     assert a["trained_frames"] >= 3000
@@ -135,13 +125,13 @@ def _error(p) -> str:
     return err
 
 
-def test_partial_and_damaged_run_dirs(trained, tmp_path):
+def test_partial_and_damaged_run_dirs(trained_catch, tmp_path):
     partial = tmp_path / "partial"
     partial.mkdir()
     assert "config.json: missing" in _error(_seed("evaluate", partial, "--episodes", 1))
-    shutil.copy(trained / "config.json", partial / "config.json")
+    shutil.copy(trained_catch / "config.json", partial / "config.json")
     assert "has no checkpoint.npz" in _error(_seed("evaluate", partial, "--episodes", 1))
-    data = (trained / "checkpoint.npz").read_bytes()
+    data = (trained_catch / "checkpoint.npz").read_bytes()
     (partial / "checkpoint.npz").write_bytes(data[: len(data) // 2])
     assert "checkpoint.npz is damaged" in _error(_seed("evaluate", partial, "--episodes", 1))
     (partial / "config.json").write_text('{"config": ')
@@ -149,11 +139,11 @@ def test_partial_and_damaged_run_dirs(trained, tmp_path):
     assert "no such directory" in _error(_seed("evaluate", tmp_path / "nope", "--episodes", 1))
 
 
-def test_checkpoint_of_another_network_is_refused(trained, tmp_path):
+def test_checkpoint_of_another_network_is_refused(trained_catch, tmp_path):
     other = tmp_path / "other"
     other.mkdir()
-    shutil.copy(trained / "checkpoint.npz", other / "checkpoint.npz")
-    cfg = json.loads((trained / "config.json").read_text())
+    shutil.copy(trained_catch / "checkpoint.npz", other / "checkpoint.npz")
+    cfg = json.loads((trained_catch / "config.json").read_text())
     cfg["config"]["network_kwargs"] = {"hidden_sizes": [7]}
     (other / "config.json").write_text(json.dumps(cfg))
     with pytest.raises(E.EvaluateError, match="does not fit the agent"):
@@ -166,8 +156,8 @@ def test_checkpoint_of_another_network_is_refused(trained, tmp_path):
     (["--episodes", 1, "--video", "out.txt"], "give a .mp4 or .gif"),
     ([], "give --episodes N (or --video PATH"),
 ])
-def test_bad_arguments(trained, args, fragment):
-    assert fragment in _error(_seed("evaluate", trained, *args))
+def test_bad_arguments(trained_catch, args, fragment):
+    assert fragment in _error(_seed("evaluate", trained_catch, *args))
 
 
 def test_frame_to_image_shapes():

@@ -25,6 +25,14 @@ DEAD_SHARE = 0.7
 COLUMN = "critic_collapsed"
 
 
+def output_layer_column(relu_columns) -> str | None:
+    """The ``dead_relu_<i>_<layer>`` column of the torso's output layer, the one judged for a
+    dying torso: the last ReLU layer in call order (the largest ``i``); None without any.
+    The report's goal reads the same column through this (:mod:`seed.results.critic`)."""
+    columns = list(relu_columns)
+    return max(columns, key=lambda c: int(c.split("_")[2])) if columns else None
+
+
 def _number(value) -> float | None:
     try:
         value = float(value)
@@ -37,8 +45,7 @@ class CriticWatch:
     """Counts the rows in a row that look collapsed; see the module's docstring."""
 
     def __init__(self, relu_columns=()):
-        # The torso's output layer: the last ReLU layer in call order.
-        self.dead_column = list(relu_columns)[-1] if relu_columns else None
+        self.dead_column = output_layer_column(relu_columns)
         self.streak = 0
         self.collapsed = False
 

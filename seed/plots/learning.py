@@ -85,7 +85,18 @@ def _reward_axis(ax, members, x: str, xlabel: str) -> None:
     ax.legend(fontsize=8)
 
 
-def reward_figure(runs, rolling: int = ROLLING, title: str = ""):
+#: Line styles of the reference returns drawn across reward curves, one per reference.
+REFERENCE_STYLES = ["--", ":", "-.", (0, (5, 1, 1, 1, 1, 1))]
+
+
+def _reference_lines(ax, lines) -> None:
+    """Each ``(label, returns)`` as horizontal lines in black, one style per reference."""
+    for (label, returns), style in zip(lines, REFERENCE_STYLES * len(lines)):
+        for i, value in enumerate(returns):
+            ax.axhline(value, color="black", lw=1, ls=style, label=None if i else label)
+
+
+def reward_figure(runs, rolling: int = ROLLING, title: str = "", lines=()):
     """Episode return against env frames (left) and wall time (right), one colour per
     architecture (per run group where an architecture's runs differ in their learning
     settings: only runs of one setting are put together). Each run's curve, thin, is the
@@ -93,7 +104,9 @@ def reward_figure(runs, rolling: int = ROLLING, title: str = ""):
     :func:`rolling_window`); a group of several runs (seeds) also gets their median, bold,
     and their min-max band, both only over the frames (or seconds) every run of the group
     reached; evaluation envs' episodes (R2D2's greedy envs) are dashed. Runs without
-    finished episodes are left out; PlotError if that leaves none."""
+    finished episodes are left out; PlotError if that leaves none. ``lines``: published
+    returns to set the curves against, ``(label, [return, ...])`` each, drawn across both
+    panels (black, one line style per label)."""
     members = [(run, *_curves(run, rolling)) for run in runs
                if len(training_episodes(run.episodes))]
     if not members:
@@ -104,6 +117,10 @@ def reward_figure(runs, rolling: int = ROLLING, title: str = ""):
     _reward_axis(left, members, "env_frames",
                  frames_label([run.frames_per_step for run, *_ in members]))
     _reward_axis(right, members, "wall_time", "wall time (s)")
+    for ax in (left, right):
+        _reference_lines(ax, lines)
+        if lines:
+            ax.legend(fontsize=8)
     name = f"{title}: " if title else ""
     left.set_title(f"{name}return against env frames", fontsize=9)
     right.set_title(f"{name}return against wall time", fontsize=9)

@@ -7,15 +7,15 @@ from pathlib import Path
 
 import pandas as pd
 
+from seed.report import critic
 from seed.report.load import LOADED, load_cell, marked
-from seed.report.references import REFERENCES, ReportError
-from seed.report.text import frames_text, heading, plural, rel, span
+from seed.report.references import REFERENCES, ReportError, reward_lines
+from seed.report.text import FIGURES, frames_text, heading, plural, rel, span
 from seed.results.curves import final_return, first_reaching, goal_outcome, goal_over_seeds
 from seed.results.run_dirs import Run, evaluation_episodes, learning_settings, training_episodes
 from seed.results.tables import foreign_load
 from seed.results.text import markdown_table, num
 
-FIGURES = "report"  # folder beside REPORT.md, of the figures the report embeds
 WINDOW = 100  # episodes in the mean that must reach a threshold, unless references.yaml says
 #: Learning diagnostics (metrics.csv columns) the report gives each run's last value of.
 END_DIAGNOSTICS = {"entropy": "entropy", "explained_variance": "explained variance",
@@ -102,14 +102,21 @@ def _goal_lines(bench: str, runs: list[Run], goal, window: int) -> list[str]:
     except (TypeError, KeyError, ValueError):
         raise ReportError(f"{REFERENCES}: {bench}: goal needs a numeric return and frames, "
                           f"as goal: {{return: 21, frames: 20000000, why: ...}}") from None
+    bounds = critic.goal_bounds(bench, goal)
     if goal.get("seeds") is not None:
+        if bounds is not None:
+            raise ReportError(f"{REFERENCES}: {bench}: a goal's critic is judged per run, not "
+                              "over seeds: give it seeds or critic, not both")
         return _goal_over_seeds_lines(bench, runs, goal, target, budget, why, window)
     out = ["", f"Goal: a mean of {window} consecutive training episodes of {target:g} within "
-           f"{frames_text(budget)} frames" + (f" ({why})" if why else "") + ". Per run: met (at "
+           f"{frames_text(budget)} frames"
+           + (f", with {critic.bounds_words(bounds)}" if bounds else "")
+           + (f" ({why})" if why else "") + ". Per run: met (at "
            "the frames it first did; \"not held\" where the mean fell below it again within "
            f"the next {window} episodes or was reached only in the run's last log row), "
            "missed (it ran past the budget without; where it got there later, if it did) or "
-           "open (it stopped short of the budget).", ""]
+           "open (it stopped short of the budget)."
+           + (critic.goal_rule(bench) if bounds else ""), ""]
     outcomes: dict = {}
     for r in runs:
         ran = int(r.metrics["env_frames"].max())
@@ -120,6 +127,8 @@ def _goal_lines(bench: str, runs: list[Run], goal, window: int) -> list[str]:
             note += ", not held"
         if kind == "open":
             note += f", stopped at {frames_text(ran)}"
+        if bounds is not None:
+            kind, note = critic.goal_run(r, bounds, kind, note)
         outcomes.setdefault(r.architecture, {"met": [], "missed": [], "open": []})[kind].append(
             note)
     rows = [[arch, str(sum(map(len, o.values())))] +
@@ -233,7 +242,7 @@ def section(bench: str, runs: list[Run], refs: dict, root: Path, out_dir: Path) 
     from seed.plots.learning import reward_figure
     out = [heading(bench, "learning"), "", f"{plural(len(runs), 'training run')}.", ""]
     try:
-        path = save(reward_figure(runs, title=bench),
+        path = save(reward_figure(runs, title=bench, lines=reward_lines(bench, refs)),
                     out_dir / FIGURES / f"{file_name(bench)}_reward.png")
         out += [f"![{bench} reward curves]({rel(path, out_dir)})", ""]
     except PlotError as e:

@@ -22,7 +22,8 @@ def load_references(root: Path) -> dict:
     (episodes in the mean, default :data:`seed.report.learning.WINDOW`),
     ``evaluation_window`` (the same for
     evaluation envs' episodes, which are tabulated only where it is given) and
-    ``references`` (each with ``what``, ``value``, ``unit``, ``source``); {} when absent."""
+    ``references`` (each with ``what``, ``value``, ``unit``, ``source`` and optionally
+    ``plot``, see :func:`reward_lines`); {} when absent."""
     path = root / REFERENCES
     if not path.exists():
         return {}
@@ -33,6 +34,44 @@ def load_references(root: Path) -> dict:
     if not isinstance(data, dict):
         raise ReportError(f"{path}: expected a mapping of benchmark -> entries")
     return data
+
+
+def _frames_words(frames: int) -> str:
+    """``1B``, ``250M``, ``50,000``: a reference's frames, short."""
+    for scale, unit in ((10**9, "B"), (10**6, "M")):
+        if frames >= scale:
+            return f"{frames / scale:g}{unit}"
+    return f"{frames:,}"
+
+
+def reward_lines(bench: str, refs: dict) -> list[tuple[str, list[float]]]:
+    """``(label, returns)`` of each published reference that gives a ``plot`` (``{returns:
+    [200, 250] or 267.5, label: ..., frames: 1000000000}``: the returns to draw across the
+    reward curves, and the frames the reference used where it trained for them), labelled
+    ``<label>: 200, 250 after 1B frames``. ReportError (one line) on a malformed one."""
+    lines = []
+    for entry in refs.get("references") or []:
+        plot = entry.get("plot") if isinstance(entry, dict) else None
+        if plot is None:
+            continue
+        try:
+            values = plot["returns"] if isinstance(plot["returns"], list) else [plot["returns"]]
+            returns = [float(v) for v in values if not isinstance(v, bool)]
+            label, frames = str(plot["label"]).strip(), plot.get("frames")
+            ok = (returns and len(returns) == len(values) and label and set(plot) <= {
+                "returns", "label", "frames"} and (frames is None or (
+                    isinstance(frames, int) and not isinstance(frames, bool) and frames > 0)))
+        except (TypeError, KeyError, ValueError, AttributeError):
+            ok = False
+        if not ok:
+            raise ReportError(f"{REFERENCES}: {bench}: a reference's plot needs returns (a "
+                              "number or a list of them), a label and optionally the frames "
+                              "it used, as plot: {returns: [200, 250], frames: 1000000000, "
+                              "label: IMPALA}")
+        text = f"{label}: {', '.join(f'{v:g}' for v in returns)}"
+        lines.append((text + (f" after {_frames_words(int(frames))} frames" if frames else ""),
+                      returns))
+    return lines
 
 
 def section(bench: str, refs: dict) -> list[str]:

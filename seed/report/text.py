@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pandas as pd
 
+FIGURES = "report"  # folder beside REPORT.md, of the figures the report embeds
+
 
 def rel(path, root: Path) -> str:
     return os.path.relpath(path, root)

@@ -2,7 +2,7 @@
 
 import logging
 
-from seed.metrics.critic_watch import COLUMN, CriticWatch
+from seed.metrics.critic_watch import COLUMN, CriticWatch, output_layer_column
 
 RELU = ["dead_relu_0_conv", "dead_relu_1_fc"]
 
@@ -41,3 +41,11 @@ def test_a_network_without_relu_columns_is_judged_by_its_value_alone():
             for _ in range(6)] == [None] * 6
     assert [watch.check({"env_frames": 1e6, "explained_variance": 0})[COLUMN]
             for _ in range(5)][-1] == 1
+
+
+def test_the_output_layer_is_the_last_relu_layer_called_whatever_the_order_given():
+    # dead_relu_10 comes after dead_relu_2 in call order, though before it by name
+    columns = ["dead_relu_10_fc2", "dead_relu_0_conv", "dead_relu_2_fc"]
+    assert output_layer_column(columns) == "dead_relu_10_fc2"
+    assert CriticWatch(columns).dead_column == "dead_relu_10_fc2"
+    assert output_layer_column([]) is None and CriticWatch([]).dead_column is None
