@@ -1,6 +1,10 @@
 """``seed evaluate``: plays a trained run's checkpoint locally, writes eval.csv, records a
 video (read back here); one-line errors on partial or damaged run directories and on a video
-that cannot be written, with nothing half-written left behind."""
+that cannot be written, with nothing half-written left behind.
+
+The one-line errors are read from ``seed.cli.main`` in this process (its exit code and
+stderr); one test runs the command as a process, for the exit code and stderr a user sees.
+"""
 
 from __future__ import annotations
 
@@ -78,18 +82,18 @@ def test_video_of_a_run_without_checkpoint_is_one_line_and_writes_nothing(traine
     assert sorted(p.name for p in bare.iterdir()) == ["config.json"]
 
 
-def test_video_to_a_path_that_cannot_be_written(trained_catch, tmp_path):
-    assert "folder" in _error(_seed("evaluate", trained_catch, "--video", tmp_path / "no" / "x.mp4"))
+def test_video_to_a_path_that_cannot_be_written(trained_catch, tmp_path, capsys):
+    assert "folder" in _refused(capsys, trained_catch, "--video", tmp_path / "no" / "x.mp4")
     (tmp_path / "d.gif").mkdir()
-    assert "is a folder" in _error(_seed("evaluate", trained_catch, "--video", tmp_path / "d.gif"))
+    assert "is a folder" in _refused(capsys, trained_catch, "--video", tmp_path / "d.gif")
     locked = tmp_path / "locked"
     locked.mkdir()
     locked.chmod(0o500)
     try:
         if os.access(locked, os.W_OK):  # root writes anywhere: nothing to refuse
             pytest.skip("running as root")
-        assert "cannot be written" in _error(_seed("evaluate", trained_catch, "--video",
-                                                   locked / "x.mp4"))
+        assert "cannot be written" in _refused(capsys, trained_catch, "--video",
+                                               locked / "x.mp4")
     finally:
         locked.chmod(0o700)
     assert list(locked.iterdir()) == []
@@ -117,26 +121,40 @@ def test_evaluate_in_process_epsilon_and_seed(trained_catch):
     assert a["trained_frames"] >= 3000
 
 
-def _error(p) -> str:
-    assert p.returncode != 0
-    err = p.stderr.strip()
+def _one_line(stderr: str) -> str:
+    err = stderr.strip()
     assert "Traceback" not in err and len(err.splitlines()) == 1, err
     assert err.startswith("seed evaluate: error: ")
     return err
 
 
-def test_partial_and_damaged_run_dirs(trained_catch, tmp_path):
+def _error(p) -> str:
+    """The one error line of a ``seed evaluate`` process that exited 2."""
+    assert p.returncode == 2, p.stderr[-2000:]
+    return _one_line(p.stderr)
+
+
+def _refused(capsys, *args) -> str:
+    """The one error line of ``seed evaluate ARGS`` run by ``seed.cli.main`` here, which
+    returns 2 (the exit code of the process above)."""
+    from seed.cli import main
+    capsys.readouterr()
+    assert main(["evaluate", *map(str, args)]) == 2
+    return _one_line(capsys.readouterr().err)
+
+
+def test_partial_and_damaged_run_dirs(trained_catch, tmp_path, capsys):
     partial = tmp_path / "partial"
     partial.mkdir()
-    assert "config.json: missing" in _error(_seed("evaluate", partial, "--episodes", 1))
+    assert "config.json: missing" in _refused(capsys, partial, "--episodes", 1)
     shutil.copy(trained_catch / "config.json", partial / "config.json")
-    assert "has no checkpoint.npz" in _error(_seed("evaluate", partial, "--episodes", 1))
+    assert "has no checkpoint.npz" in _refused(capsys, partial, "--episodes", 1)
     data = (trained_catch / "checkpoint.npz").read_bytes()
     (partial / "checkpoint.npz").write_bytes(data[: len(data) // 2])
-    assert "checkpoint.npz is damaged" in _error(_seed("evaluate", partial, "--episodes", 1))
+    assert "checkpoint.npz is damaged" in _refused(capsys, partial, "--episodes", 1)
     (partial / "config.json").write_text('{"config": ')
-    assert "not valid JSON" in _error(_seed("evaluate", partial, "--episodes", 1))
-    assert "no such directory" in _error(_seed("evaluate", tmp_path / "nope", "--episodes", 1))
+    assert "not valid JSON" in _refused(capsys, partial, "--episodes", 1)
+    assert "no such directory" in _refused(capsys, tmp_path / "nope", "--episodes", 1)
 
 
 def test_checkpoint_of_another_network_is_refused(trained_catch, tmp_path):
@@ -156,8 +174,8 @@ def test_checkpoint_of_another_network_is_refused(trained_catch, tmp_path):
     (["--episodes", 1, "--video", "out.txt"], "give a .mp4 or .gif"),
     ([], "give --episodes N (or --video PATH"),
 ])
-def test_bad_arguments(trained_catch, args, fragment):
-    assert fragment in _error(_seed("evaluate", trained_catch, *args))
+def test_bad_arguments(trained_catch, args, fragment, capsys):
+    assert fragment in _refused(capsys, trained_catch, *args)
 
 
 def test_frame_to_image_shapes():
