@@ -92,10 +92,13 @@ def cpuinfo_with_flags(path: Path, add: str = "", drop: tuple = ()) -> dict:
 
 @pytest.mark.parametrize("arch,compute_dtype", [
     ("seed", "float32"), ("impala", "float32"),
-    # the learner and SEED's inference, or IMPALA's actors, in bfloat16 (on a CPU with it:
-    # this one's flags and avx512_bf16, whatever it has, so it runs everywhere); on a CPU
-    # without bfloat16 units TensorFlow emulates it, so the IMPALA one waits for -m slow
-    ("seed", "bfloat16"), pytest.param("impala", "bfloat16", marks=pytest.mark.slow)])
+    # The learner and SEED's inference, or IMPALA's actors, in bfloat16 (on a CPU with it:
+    # this one's flags and avx512_bf16, whatever it has, so it runs everywhere; TensorFlow
+    # emulates it without bfloat16 units). They wait for -m slow: the float32 runs above
+    # prove the learning, tests/networks/test_precision.py that bfloat16 computes the same
+    # forward passes within its rounding and that its train steps move the float32 variables.
+    pytest.param("seed", "bfloat16", marks=pytest.mark.slow),
+    pytest.param("impala", "bfloat16", marks=pytest.mark.slow)])
 def test_catch_learns_to_0_8_within_100k_frames(tmp_path, arch, compute_dtype):
     run_dir = tmp_path / arch
     t0 = time.monotonic()
@@ -118,6 +121,11 @@ def test_catch_learns_to_0_8_within_100k_frames(tmp_path, arch, compute_dtype):
     check_run_dir(run_dir, arch)
 
 
+# R2D2's learning is checked in the default suite by tests/agents/test_r2d2_agent.py (its train
+# step against a NumPy reference, and the two-step chain learned), its run end to end by the
+# replay-ratio test below (replay, the eval env logged apart); this run of 2.5 minutes waits
+# for -m slow.
+@pytest.mark.slow
 def test_r2d2_learns_catch_to_0_8(tmp_path):
     run_dir = tmp_path / "r2d2"
     seed_cli("train", "--env", "toy:catch", "--arch", "seed", "--agent", "r2d2", "--actors", "2",
@@ -155,10 +163,22 @@ def test_r2d2_replay_ratio_holds_the_actors_back_for_a_slower_learner(tmp_path):
     config = json.loads((run_dir / "config.json").read_text())["config"]
     assert (config["r2d2"]["replay_ratio"], config["r2d2"]["replay_min_size"],
             config["unroll_length"]) == (10, 100, 20)
-    rows = [r for r in csv.DictReader((run_dir / "metrics.csv").open()) if r["replay_ratio"]]
+    metrics = list(csv.DictReader((run_dir / "metrics.csv").open()))
+    rows = [r for r in metrics if r["replay_ratio"]]
     assert rows, "no train step was logged"
     # Each row is the mean over its interval's steps, so the last one trails a little.
     assert 7.0 <= float(rows[-1]["replay_ratio"]) <= 10.0 + 78 / 516, rows[-1]
+    # The eval env (the last id, about 166 episodes of 9 steps here) is logged apart: its
+    # own episodes, its own metrics column and summary figure.
+    episodes = list(csv.DictReader((run_dir / "episodes.csv").open()))
+    evaluation = [e for e in episodes if e["evaluation"] == "1"]
+    assert {e["env_id"] for e in evaluation} == {"7"}
+    assert {e["evaluation"] for e in episodes if e["env_id"] != "7"} == {"0"}
+    assert any(r["eval_return"] for r in metrics)
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["eval_episodes"] == len(evaluation) > 0
+    assert summary["mean_eval_return_last_100"] == pytest.approx(
+        np.mean([float(e["episode_return"]) for e in evaluation[-100:]]))
 
 
 @pytest.mark.parametrize("arch", ["seed", "impala"])
