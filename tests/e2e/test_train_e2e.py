@@ -151,24 +151,25 @@ def test_r2d2_learns_catch_to_0_8(tmp_path):
 def test_r2d2_replay_ratio_holds_the_actors_back_for_a_slower_learner(tmp_path):
     # Free-running, the learner has made a few steps by the end of so short a run (tracing
     # its train step takes most of it): ratio 0.03-0.04 here. Held to 10, the actors must
-    # wait: 12,000 frames insert about 7 training envs x (1,500 steps - 21) / 17 new steps
-    # per sequence + 7 = 616 sequences; the first
-    # 100 buy nothing (replay_min_size), so the ratio ends near 10 x 516 / 616 = 8.4,
-    # within the error buffer (10 x 7 + 8 = 78 sequences, 0.13 of the ratio) of it.
+    # wait: 6,000 frames insert about 7 training envs x (750 steps - 21) / 17 new steps
+    # per sequence + 7 = 307 sequences; the first
+    # 50 buy nothing (replay_min_size), so the ratio ends near 10 x 257 / 307 = 8.4,
+    # within the error buffer (10 x 7 + 8 = 78 sequences, 0.3 of the ratio) of it.
     run_dir = tmp_path / "r2d2-ratio"
     seed_cli("train", "--env", "toy:catch", "--arch", "seed", "--agent", "r2d2", "--actors", "2",
-             "--envs-per-actor", "4", "--frames", "12000", "--logdir", str(run_dir),
+             "--envs-per-actor", "4", "--frames", "6000", "--logdir", str(run_dir),
              "--no-progress", "--set", "burn_in=2", "--set", 'network_kwargs={"lstm_size": 32}',
-             "--set", "log_interval_s=1", "--set", "eval_envs=1", "--set", "replay_ratio=10")
+             "--set", "log_interval_s=1", "--set", "eval_envs=1", "--set", "replay_ratio=10",
+             "--set", "replay_min_size=50")
     config = json.loads((run_dir / "config.json").read_text())["config"]
     assert (config["r2d2"]["replay_ratio"], config["r2d2"]["replay_min_size"],
-            config["unroll_length"]) == (10, 100, 20)
+            config["unroll_length"]) == (10, 50, 20)
     metrics = list(csv.DictReader((run_dir / "metrics.csv").open()))
     rows = [r for r in metrics if r["replay_ratio"]]
     assert rows, "no train step was logged"
     # Each row is the mean over its interval's steps, so the last one trails a little.
-    assert 7.0 <= float(rows[-1]["replay_ratio"]) <= 10.0 + 78 / 516, rows[-1]
-    # The eval env (the last id, about 166 episodes of 9 steps here) is logged apart: its
+    assert 7.0 <= float(rows[-1]["replay_ratio"]) <= 10.0 + 78 / 257, rows[-1]
+    # The eval env (the last id, about 83 episodes of 9 steps here) is logged apart: its
     # own episodes, its own metrics column and summary figure.
     episodes = list(csv.DictReader((run_dir / "episodes.csv").open()))
     evaluation = [e for e in episodes if e["evaluation"] == "1"]
