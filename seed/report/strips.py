@@ -178,8 +178,9 @@ def _to_play(runs: list[Run], root: Path, record: dict | None) -> Run | None:
     """The run to play, None when the strip there is the one to keep (or nothing can be
     played): the best-ranked run with a checkpoint here, unless the strip is of a run ranked
     above it, or of it and its checkpoint is the one played."""
-    order = [rel(r.path, root) for r in ranked(runs)]
-    present = [r for r in ranked(runs) if (r.path / CHECKPOINT).is_file()]
+    by_rank = ranked(runs)
+    order = [rel(r.path, root) for r in by_rank]
+    present = [r for r in by_rank if (r.path / CHECKPOINT).is_file()]
     if not present:
         return None
     best = present[0]
